@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small file helpers. Never log; return 0 or a positive count on success, -errno on failure. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes all of buf, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* Reads fd to EOF into a NUL-terminated buffer (*ret, owned by the caller).
+ * Past cap bytes it keeps reading and discarding to EOF (so a writer on the
+ * other end of a pipe never blocks or gets EPIPE), then returns -EFBIG. */
+int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len);
+
+/* Reads a small file relative to dir_fd (O_NOFOLLOW on the last component)
+ * into a NUL-terminated buffer (*ret, owned by the caller). Uses a single
+ * read(2) of up to cap bytes: kernfs and procfs files must be read in one go.
+ * -EFBIG if the file is larger than cap. */
+int read_small_file_at(int dir_fd, const char *path, size_t cap, char **ret);
+
+/* A name that is safe as one path component: non-empty, at most NAME_MAX
+ * bytes, no '/', no control characters (newline, NUL), not "." or "..". */
+bool name_is_valid(const char *name);
+
+/* CLOCK_MONOTONIC in microseconds. */
+int64_t now_usec(void);

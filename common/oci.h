@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The OCI state JSON a runtime hands a hook on stdin, and the pod identity in its annotations. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Canonical pod UID: lowercase dashed 8-4-4-4-12. */
+#define POD_UID_LEN 36
+
+struct oci_state {
+        json_t *root;        /* owns everything below */
+        const char *id;      /* container id, a valid path component (name_is_valid) */
+        int pid;             /* > 0, or 0 when absent or 0 (runc and crun at poststop) */
+        const char *bundle;  /* absolute path, or NULL when absent */
+        json_t *annotations; /* borrowed object, never NULL (empty when absent) */
+};
+
+/* Parses and validates a state document. Unknown keys, any "status" and any
+ * "ociVersion" are accepted. Rejects: not an object, duplicate keys, an "id"
+ * that is missing or not a valid path component, a "pid" that is not an
+ * integer in [0, INT_MAX], a non-string "bundle" or a relative one, an
+ * "annotations" that is not an object of strings.
+ * 0 on success (free with oci_state_done); -EINVAL with *reterr (malloc'd
+ * one-line reason) on failure. */
+int oci_state_parse(const char *buf, size_t len, struct oci_state *ret, char **reterr);
+void oci_state_done(struct oci_state *s);
+
+enum pod_runtime {
+        POD_RUNTIME_CRIO,
+        POD_RUNTIME_CONTAINERD,
+        POD_RUNTIME_OTHER, /* Podman, manual runc/crun: io.kubernetes.pod.uid if present */
+};
+
+struct pod_identity {
+        char uid[POD_UID_LEN + 1];
+        enum pod_runtime runtime;
+        /* Borrowed from the state's annotations; NULL when that runtime's key is absent. */
+        const char *namespace;
+        const char *pod_name;
+        const char *container_name;
+};
+
+/* Finds the pod identity as oci-hooks.md §3.4 describes, per runtime: CRI-O
+ * (io.container.manager = cri-o) uses io.kubernetes.pod.uid; containerd
+ * (io.kubernetes.cri.container-type present) uses io.kubernetes.cri.sandbox-uid;
+ * anything else io.kubernetes.pod.uid. Only the detected runtime's keys are
+ * consulted, so a user-added key of another runtime cannot spoof identity.
+ * 1 and *ret when the container belongs to a pod; 0 when it has no pod UID
+ * (not ours); -EINVAL when the UID is present but malformed. */
+int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret);
+
+/* Accepts a 36-char dashed or 32-hex UID in any case; writes the lowercase
+ * dashed form. 0 or -EINVAL. */
+int pod_uid_canonicalise(const char *in, char out[POD_UID_LEN + 1]);
+
+const char *pod_runtime_to_string(enum pod_runtime r);
+
+/* linux.intelRdt of the container's <bundle>/config.json. */
+struct oci_intel_rdt {
+        bool present;           /* linux.intelRdt is set */
+        char *ctrl_group;       /* "/" for the root; closID, or the container id when closID
+                                 * is unset (the runtime then makes a group of that name);
+                                 * NULL when !present. Owned; free with oci_intel_rdt_done. */
+        bool enable_monitoring; /* linux.intelRdt.enableMonitoring */
+};
+
+/* Reads <bundle>/config.json (at most 4 MiB). 0 on success (present=false when
+ * there is no linux.intelRdt); -ENOENT when there is no config.json; -EINVAL
+ * with *reterr for malformed JSON or a closID that is not "/" and not a valid
+ * control group name (rdt_ctrl_group_is_valid). */
+int oci_bundle_intel_rdt(const char *bundle, const char *container_id, struct oci_intel_rdt *ret,
+                         char **reterr);
+void oci_intel_rdt_done(struct oci_intel_rdt *r);

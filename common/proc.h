@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Process facts from /proc, relative to a /proc dirfd (tests pass a fake tree). */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Opens /proc (O_RDONLY|O_DIRECTORY|O_CLOEXEC). */
+int proc_open(int *ret_fd);
+
+/* Field 22 (starttime, clock ticks since boot) of /proc/<pid>/stat, parsed
+ * after the last ')' so a comm with spaces or parentheses cannot confuse it.
+ * Together with the pid it names a process across pid reuse.
+ * -ESRCH when the process is gone, -EBADMSG when malformed. */
+int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret);

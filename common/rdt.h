@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* resctrl operations, all relative to the resctrl root directory fd. Never log.
+ *
+ * A control group is named by its directory name, or "/" for the root (default)
+ * group. A monitoring group is <ctrl>/mon_groups/<name>, mon_groups/<name> for
+ * the root. Every path is walked one component at a time with openat(2) and
+ * O_NOFOLLOW, so a planted symlink never leads outside the resctrl tree. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define RDTGROUP_SUPER_MAGIC 0x7655821
+
+/* "/" or a name that can be a control group: name_is_valid() and not one of
+ * the root's own entries (info, mon_groups, mon_data). */
+bool rdt_ctrl_group_is_valid(const char *ctrl);
+
+/* Opens the resctrl root (O_RDONLY|O_DIRECTORY|O_CLOEXEC). With
+ * require_resctrl_fs, refuses a directory whose statfs magic is not
+ * RDTGROUP_SUPER_MAGIC with -ENOTSUP (not mounted). Returns -EOPNOTSUPP when
+ * the root has no mon_groups directory (no monitoring support). */
+int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd);
+
+/* The kernel's cooperative lock for multi-step changes (resctrl.rst, "Locking
+ * between applications"): flock(LOCK_EX) on the root fd, retried with LOCK_NB
+ * until timeout_ms has passed, then -ETIMEDOUT. */
+int rdt_lock(int root_fd, unsigned timeout_ms);
+void rdt_unlock(int root_fd);
+
+/* The control group a task is in, from /proc/<pid>/cpu_resctrl_groups ("res:"
+ * line): *ret is "/" or the group name (malloc'd). -ENOENT when the kernel has
+ * no such file (no CONFIG_PROC_CPU_RESCTRL, or no resctrl at all) or the task
+ * is gone; -ENODATA when the kernel says resctrl is not mounted ("res:" empty);
+ * -EBADMSG when the content is malformed. proc_fd is an fd of /proc (tests
+ * pass a fake tree). */
+int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret);
+
+/* mkdir <ctrl>/mon_groups/<name>, mode 0755. 1 when created, 0 when it already
+ * existed, -errno otherwise (-ENOENT when the control group is missing; -ENOSPC
+ * or -EBUSY when the kernel is out of RMIDs, with *reterr_status set to
+ * info/last_cmd_status when reterr_status is not NULL). Caller holds rdt_lock. */
+int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char **reterr_status);
+
+/* Moves every thread of process pid (each entry of /proc/<pid>/task, one id per
+ * write(2), since kernels before 6.7 take one id per write) into the group's
+ * tasks. A thread that exits meanwhile (ESRCH) is skipped; pid itself failing
+ * is an error: -ESRCH (process gone), -EINVAL (the task is in another control
+ * group: "Can't move task to different control group"), each with
+ * *reterr_status. Caller holds rdt_lock. */
+int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
+                              pid_t pid, char **reterr_status);
+
+/* 1 when the group's tasks file lists no task, 0 when it lists some, -errno
+ * (-ENOENT when the group does not exist). */
+int rdt_mon_group_is_empty(int root_fd, const char *ctrl, const char *name);
+
+/* rmdir of the group; a group that is already gone (ENOENT) counts as removed.
+ * Note the kernel moves any remaining tasks to the parent: callers check
+ * rdt_mon_group_is_empty first, under rdt_lock. */
+int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name);
+
+/* 1 when <ctrl>/mon_groups/<name> exists, 0 when not, -errno. */
+int rdt_mon_group_exists(int root_fd, const char *ctrl, const char *name);
+
+/* How many monitoring groups the system can have in all: the smallest
+ * num_rmids of info/L3_MON and info/PERF_PKG_MON (whichever exist), minus the
+ * root's RMID 0. -ENOENT when neither exists. For log messages. */
+int rdt_rmid_budget(int root_fd, unsigned *ret);

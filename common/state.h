@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Per-pod state in stateDir: <uid>.members, the pod's refcount file, written
+ * atomically (temp file, fsync, rename, fsync of the directory) so that a
+ * SIGKILL at any instruction leaves either the old or the new file. Callers
+ * hold the pod lock (<uid>.lock) around load, change and save.
+ *
+ * The file is JSON:
+ * {"version":1,"uid":"...","namespace":"...","pod":"...",
+ *  "groups":[{"ctrl":"/","owned":true}],
+ *  "members":[{"id":"...","ctrl":"/","pid":123,"start_time":456,
+ *              "monitored":true,"reason":null}]}
+ * A group is listed from just before the hook mkdirs it until it is removed,
+ * so a group in resctrl named by a pod UID but absent from every state file
+ * was never the hook's. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STATE_VERSION 1
+
+struct member {
+        char *id;        /* container id */
+        char *ctrl;      /* control group it runs in ("/" = root) */
+        int pid;         /* init pid in the hook's pid namespace */
+        uint64_t start_time; /* /proc/<pid>/stat starttime, against pid reuse */
+        bool monitored;  /* false: recorded but not in the group */
+        char *reason;    /* why not monitored ("out of RMIDs", ...); NULL when monitored */
+};
+
+struct group {
+        char *ctrl; /* control group; the monitoring group is <ctrl>/mon_groups/<uid> */
+        bool owned; /* the hook created it; false when it found one it did not make */
+};
+
+struct pod_state {
+        char *namespace; /* may be NULL */
+        char *pod_name;  /* may be NULL */
+        struct member *members;
+        size_t n_members;
+        struct group *groups;
+        size_t n_groups;
+};
+
+/* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC), creating it 0700
+ * if missing. Refuses (-EPERM) a directory not owned by the caller's euid or
+ * writable by group or others, and (-ELOOP/-ENOTDIR) a symlink. */
+int state_dir_open(const char *path, int *ret_fd);
+
+/* Loads <uid>.members. 0 on success; -ENOENT when the pod has no state;
+ * -EBADMSG when the file is not valid state (reason in *reterr when non-NULL).
+ * Removes a leftover <uid>.members.tmp of a killed run first. */
+int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr);
+
+/* Writes <uid>.members atomically. */
+int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s);
+
+/* Removes <uid>.members (ENOENT counts as done). */
+int pod_state_remove(int dir_fd, const char *uid);
+
+void pod_state_done(struct pod_state *s);
+
+/* Lookups return NULL when absent. Pointers stay valid until the next add/drop. */
+struct member *pod_state_find_member(struct pod_state *s, const char *id);
+struct group *pod_state_find_group(struct pod_state *s, const char *ctrl);
+
+/* Adds copies of the strings; 0 or -ENOMEM. reason may be NULL. */
+int pod_state_add_member(struct pod_state *s, const char *id, const char *ctrl, int pid,
+                         uint64_t start_time, bool monitored, const char *reason);
+int pod_state_add_group(struct pod_state *s, const char *ctrl, bool owned);
+
+/* Drops and frees the entry; a no-op when absent. */
+void pod_state_drop_member(struct pod_state *s, const char *id);
+void pod_state_drop_group(struct pod_state *s, const char *ctrl);
+
+/* Sets namespace and pod name (copies; NULL allowed). 0 or -ENOMEM. */
+int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *pod_name);
+
+/* Serialise to / parse from a NUL-terminated JSON text (*ret malloc'd). The
+ * parser validates every field (names, ctrl groups, pid range) as load does;
+ * exposed for tests and the fuzzer. */
+int pod_state_format(const struct pod_state *s, const char *uid, char **ret);
+int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_state *ret,
+                    char **reterr);

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs what building and testing resctrl-mon-hook needs on Debian 12.
+# Skips apt-get entirely when everything is already there.
+set -eu
+
+packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
+libfuse3-dev fuse3 runc crun podman busybox-static strace"
+
+missing=""
+for p in $packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+        exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
