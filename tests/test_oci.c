@@ -384,13 +384,15 @@ START_TEST(test_uid_canonicalise)
             "1f2e3d4c-5b6a-4978-8a9b+0c1d2e3f4a5b",  /* other separator */
             "1f2e3d4c 5b6a 4978 8a9b 0c1d2e3f4a5b",
             "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b\n",
-            "../../../../../../../../../../../etc",  /* 36 */
-            "/sys/fs/resctrl/../../../../../../../", /* 36 */
-            "1f2e3d4c5b6a49788a9b0c1d2e3f4a-b",      /* 32, with a dash */
+            "../../../../../../../../../../../etc", /* 36 */
+            "/sys/fs/resctrl/../../../../../../..", /* 36 */
+            "../../../../../../../../../../..",     /* 32 */
+            "1f2e3d4c5b6a49788a9b0c1d2e3f4a-b",     /* 32, with a dash */
             "-1f2e3d4c5b6a49788a9b0c1d2e3f4a5",
             "0x1f2e3d4c5b6a49788a9b0c1d2e3f4a",
-            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+            /* 36 bytes, 18 characters */
+            ("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"),
         };
         char out[POD_UID_LEN + 1];
 
