@@ -32,6 +32,11 @@ e2e_fail() {
         exit 1
 }
 
+# Lines as one line, for messages.
+e2e_flat() {
+        printf '%s' "$1" | tr '\n' ' '
+}
+
 e2e_init() {
         e2e_runtime=$1
         [ "$(id -u)" -eq 0 ] || e2e_skip "needs root"
@@ -41,10 +46,10 @@ e2e_init() {
         podman) e2e_need podman runc conmon ;;
         *) e2e_fail "unknown runtime '$e2e_runtime'" ;;
         esac
-        e2e_hook=$(readlink -f "$2") && [ -f "$e2e_hook" ] && [ -x "$e2e_hook" ] ||
-                e2e_fail "hook '$2' is not an executable file"
-        e2e_resctrlfs=$(readlink -f "$3") && [ -f "$e2e_resctrlfs" ] && [ -x "$e2e_resctrlfs" ] ||
-                e2e_fail "emulator '$3' is not an executable file"
+        e2e_need_file "$2"
+        e2e_need_file "$3"
+        e2e_hook=$(readlink -f "$2")
+        e2e_resctrlfs=$(readlink -f "$3")
 
         e2e_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-e2e.XXXXXX") || e2e_fail "mktemp"
         trap e2e_cleanup EXIT
@@ -52,7 +57,7 @@ e2e_init() {
         trap 'exit 130' INT
         trap 'exit 143' TERM
         # Container ids and Podman names: unique on the machine, short.
-        e2e_tag=$(printf '%s' "${e2e_tmp##*.}" | tr 'A-Z' 'a-z')
+        e2e_tag=$(printf '%s' "${e2e_tmp##*.}" | tr '[:upper:]' '[:lower:]')
         e2e_mnt=$e2e_tmp/resctrl
         e2e_state=$e2e_tmp/state
         e2e_config=$e2e_tmp/config.yaml
@@ -68,6 +73,12 @@ log:
 EOF
         e2e_make_rootfs "$e2e_rootfs"
         e2e_mount_resctrlfs
+}
+
+# A binary of the build: its absence is a failure, not a reason to skip.
+e2e_need_file() {
+        [ -f "$1" ] || e2e_fail "'$1' does not exist"
+        [ -x "$1" ] || e2e_fail "'$1' is not executable"
 }
 
 e2e_need() {
@@ -154,14 +165,15 @@ e2e_cleanup() {
 # exits, which would otherwise write into it while it is being removed. The
 # bracketed dot keeps grep from matching its own command line.
 e2e_wait_strays() {
+        e2e_suffix=${e2e_tmp##*.}
         e2e_i=0
         while :; do
-                e2e_strays=$(grep -lE "/rmh-e2e[.]${e2e_tmp##*.}/" /proc/[0-9]*/cmdline 2>/dev/null |
+                e2e_strays=$(grep -lE "/rmh-e2e[.]$e2e_suffix/" /proc/[0-9]*/cmdline 2>/dev/null |
                         grep -vx "/proc/${e2e_resctrlfs_pid:-none}/cmdline")
                 [ -n "$e2e_strays" ] || return 0
                 e2e_i=$((e2e_i + 1))
                 if [ "$e2e_i" -gt 100 ]; then
-                        e2e_say "processes still use $e2e_tmp:" $e2e_strays
+                        e2e_say "processes still use $e2e_tmp: $(e2e_flat "$e2e_strays")"
                         return 0
                 fi
                 sleep 0.1
@@ -172,14 +184,15 @@ e2e_delete_leftovers() {
         case $e2e_runtime in
         runc | crun)
                 [ -d "$e2e_tmp/$e2e_runtime" ] || return 0
-                for e2e_id in $(e2e_rt list -q 2>/dev/null); do
-                        e2e_rt delete -f "$e2e_id" >/dev/null 2>&1 ||
-                                e2e_say "cannot delete leftover container $e2e_id"
+                for e2e_left in $(e2e_rt list -q 2>/dev/null); do
+                        e2e_rt delete -f "$e2e_left" >/dev/null 2>&1 ||
+                                e2e_say "cannot delete leftover container $e2e_left"
                 done
                 ;;
         podman)
                 [ -d "$e2e_tmp/podman" ] || return 0
-                e2e_podman rm -af -t 0 >/dev/null 2>&1 || e2e_say "cannot remove leftover containers"
+                e2e_podman rm -af -t 0 >/dev/null 2>&1 ||
+                        e2e_say "cannot remove leftover containers"
                 ;;
         esac
 }
@@ -197,7 +210,9 @@ e2e_rt() {
         elif [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
                 crun --root "$e2e_tmp/crun" "$@"
         else
-                unshare -m sh -c 'umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup &&
+                # shellcheck disable=SC2016 # expanded by the inner shell
+                unshare -m sh -c 'umount -R /sys/fs/cgroup &&
+                        mount -t cgroup2 none /sys/fs/cgroup &&
                         exec crun --root "$0" "$@"' "$e2e_tmp/crun" "$@"
         fi
 }
@@ -288,10 +303,11 @@ e2e_state_of() {
         e2e_rt state "$1" | sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p"
 }
 
-e2e_pid() {
-        e2e_p=$(e2e_state_of "$1" pid)
-        case $e2e_p in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_p')" ;; esac
-        printf '%s' "$e2e_p"
+# Sets e2e_pid to the container's init pid (not printed: a failure in $(...) would
+# only leave the subshell).
+e2e_get_pid() {
+        e2e_pid=$(e2e_state_of "$1" pid)
+        case $e2e_pid in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_pid')" ;; esac
 }
 
 e2e_assert_running() {
@@ -321,7 +337,8 @@ e2e_podman_hooks() {
         e2e_d=$e2e_tmp/podman/hooks.d
         mkdir -p "$e2e_d" || e2e_fail "mkdir $e2e_d"
         for e2e_stage in createRuntime poststop; do
-                sed -e "s|\"resctrl-mon-hook\", \"@HOOK_STAGE@\"|\"resctrl-mon-hook\", \"--config\", \"$e2e_config\", \"@HOOK_STAGE@\"|" \
+                e2e_args="\"resctrl-mon-hook\", \"--config\", \"$e2e_config\", \"$e2e_stage\""
+                sed -e "s|\"resctrl-mon-hook\", \"@HOOK_STAGE@\"|$e2e_args|" \
                         -e "s|@HOOK_PATH@|$e2e_hook|g" -e "s|@HOOK_STAGE@|$e2e_stage|g" \
                         "$E2E_TOP/hooks.d/resctrl-mon-hook.json.in" \
                         >"$e2e_d/50-resctrl-mon-hook-$e2e_stage.json" || e2e_fail "render hooks.d"
@@ -347,15 +364,13 @@ e2e_podman_run() {
                 $e2e_uid_opt --rootfs "$e2e_r" sleep 1000 >/dev/null || e2e_fail "podman run $1"
 }
 
-# The full container id: what runtimes and the hook know a Podman container by.
-e2e_podman_id() {
-        e2e_podman inspect --format '{{.Id}}' "$1" || e2e_fail "podman inspect $1"
-}
-
-e2e_podman_pid() {
-        e2e_p=$(e2e_podman inspect --format '{{.State.Pid}}' "$1")
-        case $e2e_p in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_p')" ;; esac
-        printf '%s' "$e2e_p"
+# Sets e2e_pid to the container's init pid and e2e_cid to its full id, the name
+# runtimes and the hook know it by.
+e2e_podman_get() {
+        e2e_pid=$(e2e_podman inspect --format '{{.State.Pid}}' "$1")
+        case $e2e_pid in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_pid')" ;; esac
+        e2e_cid=$(e2e_podman inspect --format '{{.Id}}' "$1")
+        [ -n "$e2e_cid" ] || e2e_fail "no id for container $1"
 }
 
 # --- what the hook left in resctrl and in its state directory ---
@@ -379,15 +394,18 @@ e2e_assert_tasks() {
         e2e_want=$(printf '%s\n' "$@" | sort -n)
         e2e_have=$(sort -n "$e2e_g/tasks") || e2e_fail "cannot read $e2e_g/tasks"
         [ "$e2e_have" = "$e2e_want" ] ||
-                e2e_fail "$e2e_g/tasks holds [$(echo $e2e_have)], expected [$(echo $e2e_want)]"
+                e2e_fail "$e2e_g/tasks holds [$(e2e_flat "$e2e_have")]," \
+                        "expected [$(e2e_flat "$e2e_want")]"
 }
 
 # e2e_assert_groups UID...: mon_groups holds exactly these groups.
 e2e_assert_groups() {
         e2e_want=$(printf '%s\n' "$@" | sed '/^$/d' | sort)
-        e2e_have=$(ls "$e2e_mnt/mon_groups" | sort)
+        [ -d "$e2e_mnt/mon_groups" ] || e2e_fail "no $e2e_mnt/mon_groups"
+        e2e_have=$(find "$e2e_mnt/mon_groups" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
         [ "$e2e_have" = "$e2e_want" ] ||
-                e2e_fail "mon_groups holds [$(echo $e2e_have)], expected [$(echo $e2e_want)]"
+                e2e_fail "mon_groups holds [$(e2e_flat "$e2e_have")]," \
+                        "expected [$(e2e_flat "$e2e_want")]"
 }
 
 # e2e_assert_members UID ID...: the pod's member file names each of these containers.
@@ -396,7 +414,8 @@ e2e_assert_members() {
         [ -f "$e2e_f" ] || e2e_fail "no member file $e2e_f"
         shift
         for e2e_c in "$@"; do
-                grep -qF "\"$e2e_c\"" "$e2e_f" || e2e_fail "$e2e_f does not list $e2e_c: $(cat "$e2e_f")"
+                grep -qF "\"$e2e_c\"" "$e2e_f" ||
+                        e2e_fail "$e2e_f does not list $e2e_c: $(cat "$e2e_f")"
         done
 }
 
@@ -414,8 +433,9 @@ e2e_assert_no_state() {
 
 # No pod has state: no file named by a pod UID (the directory may not exist yet).
 e2e_assert_no_pods() {
-        [ ! -d "$e2e_state" ] || ! ls -A "$e2e_state" | grep -q '^[0-9a-f]\{8\}-' ||
-                e2e_fail "state directory holds pod files: $(ls -A "$e2e_state")"
+        for e2e_f in "$e2e_state"/*-*-*-*-*.*; do
+                [ ! -e "$e2e_f" ] || e2e_fail "state file $e2e_f of a pod exists"
+        done
 }
 
 # A fresh pod UID: canonical (lowercase, dashed) and the same in the compact
@@ -451,8 +471,10 @@ e2e_scenario_pod() {
         e2e_run "$e2e_cb" "$e2e_uid"
         e2e_assert_running "$e2e_ca"
         e2e_assert_running "$e2e_cb"
-        e2e_pa=$(e2e_pid "$e2e_ca")
-        e2e_pb=$(e2e_pid "$e2e_cb")
+        e2e_get_pid "$e2e_ca"
+        e2e_pa=$e2e_pid
+        e2e_get_pid "$e2e_cb"
+        e2e_pb=$e2e_pid
         e2e_assert_groups "$e2e_uid"
         e2e_assert_tasks "$e2e_uid" "$e2e_pa" "$e2e_pb"
         e2e_assert_members "$e2e_uid" "$e2e_ca" "$e2e_cb"

@@ -25,16 +25,22 @@ e2e_assert_no_pods
 e2e_step "pod $uid: two containers, UID compact upper-case in the first"
 e2e_podman_run "$a" "$(e2e_compact_upper "$uid")"
 e2e_podman_run "$b" "$uid"
-pa=$(e2e_podman_pid "$a")
-pb=$(e2e_podman_pid "$b")
+e2e_podman_get "$a"
+pa=$e2e_pid
+ida=$e2e_cid
+e2e_podman_get "$b"
+pb=$e2e_pid
+idb=$e2e_cid
 e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$pa" "$pb"
-e2e_assert_members "$uid" "$(e2e_podman_id "$a")" "$(e2e_podman_id "$b")"
+e2e_assert_members "$uid" "$ida" "$idb"
 
 e2e_step "podman rm -f the first container: the group stays with the second"
 e2e_podman rm -f -t 0 "$a" >/dev/null || e2e_fail "podman rm $a"
 e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$pb"
+e2e_assert_members "$uid" "$idb"
+e2e_assert_not_member "$uid" "$ida"
 
 e2e_step "podman rm -f the second container: group and state gone"
 e2e_podman rm -f -t 0 "$b" >/dev/null || e2e_fail "podman rm $b"
