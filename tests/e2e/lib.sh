@@ -379,10 +379,6 @@ e2e_group() {
         printf '%s/mon_groups/%s' "$e2e_mnt" "$1"
 }
 
-e2e_assert_group() {
-        [ -d "$(e2e_group "$1")" ] || e2e_fail "no monitoring group $(e2e_group "$1")"
-}
-
 e2e_assert_no_group() {
         [ ! -e "$(e2e_group "$1")" ] || e2e_fail "monitoring group $(e2e_group "$1") still exists"
 }
