@@ -90,6 +90,8 @@ e2e_need() {
 # A busybox-static root filesystem: /bin/busybox plus the applets the containers run.
 e2e_make_rootfs() {
         e2e_busybox=$(command -v busybox) || e2e_fail "busybox is not installed"
+        # The rootfs has no libc: a dynamically linked busybox would not start.
+        ! ldd "$e2e_busybox" >/dev/null 2>&1 || e2e_fail "$e2e_busybox is not busybox-static"
         mkdir -p "$1/bin" "$1/proc" "$1/dev" "$1/sys" "$1/etc" "$1/tmp" || e2e_fail "mkdir $1"
         cp "$e2e_busybox" "$1/bin/busybox" || e2e_fail "copy busybox"
         for e2e_applet in sh sleep cat ls ps; do
