@@ -1,0 +1,498 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# Helpers for the end-to-end tests and scripts/demo.sh: real runtimes (runc, crun,
+# Podman) run busybox containers with the hook registered, against resctrlfs, the
+# FUSE resctrl emulator, mounted on a temporary directory.
+#
+# Sourced by POSIX sh. The caller sets E2E_TOP (the source tree), then calls
+#   e2e_init RUNTIME HOOK RESCTRLFS
+# which skips (exit 77) when root, /dev/fuse or the runtime is missing, makes the
+# temporary directory, mounts the emulator and arranges for everything to be torn
+# down on exit: leftover containers deleted, emulator unmounted, files removed.
+#
+# Everything lives under one temporary directory: runc and crun get a private
+# --root there, Podman private --root/--runroot/--tmpdir, so tests can run next
+# to each other and to anything else on the machine.
+
+e2e_say() {
+        printf '%s\n' "$*" >&2
+}
+
+e2e_step() {
+        e2e_say "-- $*"
+}
+
+e2e_skip() {
+        e2e_say "SKIP: $*"
+        exit 77
+}
+
+e2e_fail() {
+        e2e_say "FAIL: $*"
+        exit 1
+}
+
+# Lines as one line, for messages.
+e2e_flat() {
+        printf '%s' "$1" | tr '\n' ' '
+}
+
+e2e_init() {
+        e2e_runtime=$1
+        [ "$(id -u)" -eq 0 ] || e2e_skip "needs root"
+        [ -c /dev/fuse ] || e2e_skip "no /dev/fuse"
+        case $e2e_runtime in
+        runc | crun) e2e_need "$e2e_runtime" ;;
+        podman) e2e_need podman runc conmon ;;
+        *) e2e_fail "unknown runtime '$e2e_runtime'" ;;
+        esac
+        e2e_need_file "$2"
+        e2e_need_file "$3"
+        e2e_hook=$(readlink -f "$2")
+        e2e_resctrlfs=$(readlink -f "$3")
+
+        e2e_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-e2e.XXXXXX") || e2e_fail "mktemp"
+        trap e2e_cleanup EXIT
+        trap 'exit 129' HUP
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+        # Container ids and Podman names: unique on the machine, short.
+        e2e_tag=$(printf '%s' "${e2e_tmp##*.}" | tr '[:upper:]' '[:lower:]')
+        e2e_mnt=$e2e_tmp/resctrl
+        e2e_state=$e2e_tmp/state
+        e2e_config=$e2e_tmp/config.yaml
+        e2e_rootfs=$e2e_tmp/rootfs
+        cat >"$e2e_config" <<EOF
+resctrlPath: $e2e_mnt
+stateDir: $e2e_state
+requireResctrlFs: false
+log:
+  level: debug
+  syslog: false
+  stderr: true
+EOF
+        e2e_make_rootfs "$e2e_rootfs"
+        e2e_mount_resctrlfs
+}
+
+# A binary of the build: its absence is a failure, not a reason to skip.
+e2e_need_file() {
+        [ -f "$1" ] || e2e_fail "'$1' does not exist"
+        [ -x "$1" ] || e2e_fail "'$1' is not executable"
+}
+
+e2e_need() {
+        for e2e_cmd in "$@"; do
+                command -v "$e2e_cmd" >/dev/null 2>&1 || e2e_skip "$e2e_cmd is not installed"
+        done
+}
+
+# A busybox-static root filesystem: /bin/busybox plus the applets the containers run.
+e2e_make_rootfs() {
+        e2e_busybox=$(command -v busybox) || e2e_fail "busybox is not installed"
+        # The rootfs has no libc: a dynamically linked busybox would not start.
+        ! ldd "$e2e_busybox" >/dev/null 2>&1 || e2e_fail "$e2e_busybox is not busybox-static"
+        mkdir -p "$1/bin" "$1/proc" "$1/dev" "$1/sys" "$1/etc" "$1/tmp" || e2e_fail "mkdir $1"
+        cp "$e2e_busybox" "$1/bin/busybox" || e2e_fail "copy busybox"
+        for e2e_applet in sh sleep cat ls ps; do
+                ln -s busybox "$1/bin/$e2e_applet" || e2e_fail "symlink $e2e_applet"
+        done
+}
+
+# Runs the emulator in the foreground in the background, so that its pid is ours to
+# wait for, and waits until the mount is there.
+e2e_mount_resctrlfs() {
+        mkdir "$e2e_mnt" || e2e_fail "mkdir $e2e_mnt"
+        "$e2e_resctrlfs" -f "$e2e_mnt" </dev/null >"$e2e_tmp/resctrlfs.log" 2>&1 &
+        e2e_resctrlfs_pid=$!
+        e2e_i=0
+        until mountpoint -q "$e2e_mnt"; do
+                if ! e2e_alive "$e2e_resctrlfs_pid"; then
+                        cat "$e2e_tmp/resctrlfs.log" >&2
+                        e2e_fail "resctrlfs exited before mounting $e2e_mnt"
+                fi
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 100 ] || e2e_fail "resctrlfs did not mount $e2e_mnt within 10 s"
+                sleep 0.1
+        done
+        [ -d "$e2e_mnt/mon_groups" ] || e2e_fail "no mon_groups in the emulator's root"
+}
+
+# True while pid runs (a zombie child counts as gone).
+e2e_alive() {
+        [ -r "/proc/$1/stat" ] || return 1
+        ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
+}
+
+# Waits up to $2 tenths of a second for pid $1 to end; false if it still runs.
+e2e_wait_gone() {
+        e2e_i=0
+        while e2e_alive "$1"; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le "$2" ] || return 1
+                sleep 0.1
+        done
+}
+
+e2e_cleanup() {
+        e2e_rc=$?
+        trap - EXIT HUP INT TERM
+        [ -n "${e2e_tmp:-}" ] && [ -d "$e2e_tmp" ] || exit "$e2e_rc"
+        e2e_delete_leftovers
+        e2e_wait_strays
+        if [ -n "${e2e_resctrlfs_pid:-}" ]; then
+                if mountpoint -q "$e2e_mnt"; then
+                        fusermount3 -u "$e2e_mnt" 2>/dev/null || umount -l "$e2e_mnt" ||
+                                e2e_say "cannot unmount $e2e_mnt"
+                fi
+                if ! e2e_wait_gone "$e2e_resctrlfs_pid" 50; then
+                        kill -TERM "$e2e_resctrlfs_pid" 2>/dev/null
+                        e2e_wait_gone "$e2e_resctrlfs_pid" 20 || kill -KILL "$e2e_resctrlfs_pid"
+                fi
+                wait "$e2e_resctrlfs_pid" 2>/dev/null
+        fi
+        if [ "$e2e_rc" -ne 0 ] && [ "$e2e_rc" -ne 77 ] && [ -s "$e2e_tmp/resctrlfs.log" ]; then
+                e2e_say "--- resctrlfs log"
+                cat "$e2e_tmp/resctrlfs.log" >&2
+        fi
+        # Never follow a mount left behind (a runtime's, or the emulator's) into another fs.
+        awk -v p="$e2e_tmp/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+                while read -r e2e_m; do umount -l "$e2e_m"; done
+        rm -rf --one-file-system "$e2e_tmp"
+        exit "$e2e_rc"
+}
+
+# Waits up to 10 s for processes other than the emulator that name the temporary
+# directory, such as the `podman container cleanup` conmon starts when a container
+# exits, which would otherwise write into it while it is being removed. The
+# bracketed dot keeps grep from matching its own command line.
+e2e_wait_strays() {
+        e2e_suffix=${e2e_tmp##*.}
+        e2e_i=0
+        while :; do
+                e2e_strays=$(grep -lE "/rmh-e2e[.]$e2e_suffix/" /proc/[0-9]*/cmdline 2>/dev/null |
+                        grep -vx "/proc/${e2e_resctrlfs_pid:-none}/cmdline")
+                [ -n "$e2e_strays" ] || return 0
+                e2e_i=$((e2e_i + 1))
+                if [ "$e2e_i" -gt 100 ]; then
+                        e2e_say "processes still use $e2e_tmp: $(e2e_flat "$e2e_strays")"
+                        return 0
+                fi
+                sleep 0.1
+        done
+}
+
+e2e_delete_leftovers() {
+        case $e2e_runtime in
+        runc | crun)
+                [ -d "$e2e_tmp/$e2e_runtime" ] || return 0
+                for e2e_left in $(e2e_rt list -q 2>/dev/null); do
+                        e2e_rt delete -f "$e2e_left" >/dev/null 2>&1 ||
+                                e2e_say "cannot delete leftover container $e2e_left"
+                done
+                ;;
+        podman)
+                [ -d "$e2e_tmp/podman" ] || return 0
+                e2e_podman rm -af -t 0 >/dev/null 2>&1 ||
+                        e2e_say "cannot remove leftover containers"
+                ;;
+        esac
+}
+
+# --- runc and crun ---
+
+# The runtime with its private state directory. runc runs as is. crun refuses the
+# hybrid cgroup v1+v2 layout ("cgroups in hybrid mode not supported"), so where
+# /sys/fs/cgroup is not cgroup2 every crun command runs in a private mount namespace
+# that sees only the cgroup2 hierarchy. Mounts made before (the emulator's) are
+# copied into it, and crun's state under --root is shared by all such calls.
+e2e_rt() {
+        if [ "$e2e_runtime" = runc ]; then
+                runc --root "$e2e_tmp/runc" "$@"
+        elif [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+                crun --root "$e2e_tmp/crun" "$@"
+        else
+                # shellcheck disable=SC2016 # expanded by the inner shell
+                unshare -m sh -c 'umount -R /sys/fs/cgroup &&
+                        mount -t cgroup2 none /sys/fs/cgroup &&
+                        exec crun --root "$0" "$@"' "$e2e_tmp/crun" "$@"
+        fi
+}
+
+e2e_id() {
+        printf 'rmh-%s-%s' "$e2e_tag" "$1"
+}
+
+# e2e_bundle ID POD_UID: a bundle in $e2e_tmp/bundles/ID running `sleep 1000` from
+# the shared read-only rootfs, with the kubelet's pod annotations (without the pod
+# UID when POD_UID is empty) and the hook at createRuntime and poststop.
+e2e_bundle() {
+        case $1$2 in *[!A-Za-z0-9_.-]*) e2e_fail "bad id or uid '$1' '$2'" ;; esac
+        e2e_bdir=$e2e_tmp/bundles/$1
+        mkdir -p "$e2e_bdir" || e2e_fail "mkdir $e2e_bdir"
+        e2e_uid_annotation=""
+        [ -z "$2" ] || e2e_uid_annotation="\"io.kubernetes.pod.uid\": \"$2\","
+        # crun needs CAP_SYS_RESOURCE for rlimits and a cgroup it can write for
+        # resources; runc gets the defaults of `runc spec`.
+        e2e_rlimits=""
+        e2e_resources=""
+        if [ "$e2e_runtime" = runc ]; then
+                e2e_rlimits='"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],'
+                e2e_resources='"resources": {"devices": [{"allow": false, "access": "rwm"}]},'
+        fi
+        cat >"$e2e_bdir/config.json" <<EOF
+{
+  "ociVersion": "1.0.2",
+  "process": {
+    "terminal": false,
+    "user": {"uid": 0, "gid": 0},
+    "args": ["sleep", "1000"],
+    "env": ["PATH=/bin"],
+    "cwd": "/",
+    "capabilities": {
+      "bounding": ["CAP_KILL"],
+      "effective": ["CAP_KILL"],
+      "permitted": ["CAP_KILL"]
+    },
+    $e2e_rlimits
+    "noNewPrivileges": true
+  },
+  "root": {"path": "$e2e_rootfs", "readonly": true},
+  "hostname": "$1",
+  "mounts": [
+    {"destination": "/proc", "type": "proc", "source": "proc"},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+     "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+    {"destination": "/sys", "type": "sysfs", "source": "sysfs",
+     "options": ["nosuid", "noexec", "nodev", "ro"]}
+  ],
+  "annotations": {
+    $e2e_uid_annotation
+    "io.kubernetes.pod.namespace": "e2e",
+    "io.kubernetes.pod.name": "pod-$e2e_tag",
+    "io.kubernetes.container.name": "$1"
+  },
+  "hooks": {
+    "createRuntime": [{"path": "$e2e_hook", "timeout": 5,
+      "args": ["resctrl-mon-hook", "--config", "$e2e_config", "createRuntime"]}],
+    "poststop": [{"path": "$e2e_hook", "timeout": 5,
+      "args": ["resctrl-mon-hook", "--config", "$e2e_config", "poststop"]}]
+  },
+  "linux": {
+    $e2e_resources
+    "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"},
+                   {"type": "network"}],
+    "maskedPaths": ["/proc/kcore", "/proc/keys", "/sys/firmware"],
+    "readonlyPaths": ["/proc/sys", "/proc/sysrq-trigger"]
+  }
+}
+EOF
+}
+
+# e2e_run ID POD_UID: creates the bundle and runs the container detached. Its stdio
+# goes to a file: inherited pipes would keep ctest waiting for the container.
+e2e_run() {
+        e2e_bundle "$1" "$2"
+        e2e_rt run -d --bundle "$e2e_tmp/bundles/$1" "$1" \
+                </dev/null >"$e2e_tmp/bundles/$1.log" 2>&1 || {
+                cat "$e2e_tmp/bundles/$1.log" >&2
+                e2e_fail "$e2e_runtime run $1"
+        }
+}
+
+# A key of `runc state` / `crun state` (pretty-printed JSON, one key a line).
+e2e_state_of() {
+        e2e_rt state "$1" | sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p"
+}
+
+# Sets e2e_pid to the container's init pid (not printed: a failure in $(...) would
+# only leave the subshell).
+e2e_get_pid() {
+        e2e_pid=$(e2e_state_of "$1" pid)
+        case $e2e_pid in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_pid')" ;; esac
+}
+
+e2e_assert_running() {
+        e2e_s=$(e2e_state_of "$1" status)
+        [ "$e2e_s" = running ] || e2e_fail "container $1 is '$e2e_s', not running"
+}
+
+# Deletes a running container: SIGKILL, wait, delete, poststop hooks.
+e2e_delete() {
+        e2e_rt delete -f "$1" || e2e_fail "$e2e_runtime delete -f $1"
+}
+
+# --- Podman ---
+
+# Podman with private storage, the hooks directory of e2e_podman_hooks and the
+# settings it needs here: cgroupfs (no systemd), runc, no events journal.
+e2e_podman() {
+        podman --root "$e2e_tmp/podman/root" --runroot "$e2e_tmp/podman/run" \
+                --tmpdir "$e2e_tmp/podman/tmp" --storage-driver vfs \
+                --hooks-dir "$e2e_tmp/podman/hooks.d" --cgroup-manager cgroupfs --runtime runc \
+                --events-backend none "$@"
+}
+
+# The repository's oci-hooks(5) files for both stages, pointing at the build-tree
+# hook, with --config added to their argv.
+e2e_podman_hooks() {
+        e2e_d=$e2e_tmp/podman/hooks.d
+        mkdir -p "$e2e_d" || e2e_fail "mkdir $e2e_d"
+        for e2e_stage in createRuntime poststop; do
+                e2e_args="\"resctrl-mon-hook\", \"--config\", \"$e2e_config\", \"$e2e_stage\""
+                sed -e "s|\"resctrl-mon-hook\", \"@HOOK_STAGE@\"|$e2e_args|" \
+                        -e "s|@HOOK_PATH@|$e2e_hook|g" -e "s|@HOOK_STAGE@|$e2e_stage|g" \
+                        "$E2E_TOP/hooks.d/resctrl-mon-hook.json.in" \
+                        >"$e2e_d/50-resctrl-mon-hook-$e2e_stage.json" || e2e_fail "render hooks.d"
+                grep -q -- '"--config"' "$e2e_d/50-resctrl-mon-hook-$e2e_stage.json" ||
+                        e2e_fail "hooks.d template has no args line to add --config to"
+        done
+}
+
+# e2e_podman_run NAME POD_UID: a detached container from its own copy of the rootfs
+# (Podman writes /etc/hosts and friends into it).
+e2e_podman_run() {
+        case $1$2 in *[!A-Za-z0-9_.-]*) e2e_fail "bad name or uid '$1' '$2'" ;; esac
+        e2e_r=$e2e_tmp/podman/rootfs-$1
+        cp -a "$e2e_rootfs" "$e2e_r" || e2e_fail "copy rootfs"
+        e2e_uid_opt=""
+        [ -z "$2" ] || e2e_uid_opt="--annotation io.kubernetes.pod.uid=$2"
+        # shellcheck disable=SC2086 # e2e_uid_opt is zero or two words
+        e2e_podman run -d --name "$1" --network none \
+                --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+                --annotation io.kubernetes.pod.namespace=e2e \
+                --annotation "io.kubernetes.pod.name=pod-$e2e_tag" \
+                --annotation "io.kubernetes.container.name=$1" \
+                $e2e_uid_opt --rootfs "$e2e_r" sleep 1000 >/dev/null || e2e_fail "podman run $1"
+}
+
+# Sets e2e_pid to the container's init pid and e2e_cid to its full id, the name
+# runtimes and the hook know it by.
+e2e_podman_get() {
+        e2e_pid=$(e2e_podman inspect --format '{{.State.Pid}}' "$1")
+        case $e2e_pid in '' | 0 | *[!0-9]*) e2e_fail "no pid for container $1 ('$e2e_pid')" ;; esac
+        e2e_cid=$(e2e_podman inspect --format '{{.Id}}' "$1")
+        [ -n "$e2e_cid" ] || e2e_fail "no id for container $1"
+}
+
+# --- what the hook left in resctrl and in its state directory ---
+
+e2e_group() {
+        printf '%s/mon_groups/%s' "$e2e_mnt" "$1"
+}
+
+e2e_assert_no_group() {
+        [ ! -e "$(e2e_group "$1")" ] || e2e_fail "monitoring group $(e2e_group "$1") still exists"
+}
+
+# e2e_assert_tasks UID PID...: the group's tasks are exactly these (single-threaded) inits.
+e2e_assert_tasks() {
+        e2e_g=$(e2e_group "$1")
+        shift
+        e2e_want=$(printf '%s\n' "$@" | sort -n)
+        e2e_have=$(sort -n "$e2e_g/tasks") || e2e_fail "cannot read $e2e_g/tasks"
+        [ "$e2e_have" = "$e2e_want" ] ||
+                e2e_fail "$e2e_g/tasks holds [$(e2e_flat "$e2e_have")]," \
+                        "expected [$(e2e_flat "$e2e_want")]"
+}
+
+# e2e_assert_groups UID...: mon_groups holds exactly these groups.
+e2e_assert_groups() {
+        e2e_want=$(printf '%s\n' "$@" | sed '/^$/d' | sort)
+        [ -d "$e2e_mnt/mon_groups" ] || e2e_fail "no $e2e_mnt/mon_groups"
+        e2e_have=$(find "$e2e_mnt/mon_groups" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
+        [ "$e2e_have" = "$e2e_want" ] ||
+                e2e_fail "mon_groups holds [$(e2e_flat "$e2e_have")]," \
+                        "expected [$(e2e_flat "$e2e_want")]"
+}
+
+# e2e_assert_members UID ID...: the pod's member file names each of these containers.
+e2e_assert_members() {
+        e2e_f=$e2e_state/$1.members
+        [ -f "$e2e_f" ] || e2e_fail "no member file $e2e_f"
+        shift
+        for e2e_c in "$@"; do
+                grep -qF "\"$e2e_c\"" "$e2e_f" ||
+                        e2e_fail "$e2e_f does not list $e2e_c: $(cat "$e2e_f")"
+        done
+}
+
+e2e_assert_not_member() {
+        ! grep -qF "\"$2\"" "$e2e_state/$1.members" ||
+                e2e_fail "$e2e_state/$1.members still lists $2"
+}
+
+# No file of the pod's left in the state directory.
+e2e_assert_no_state() {
+        for e2e_f in "$e2e_state/$1".*; do
+                [ ! -e "$e2e_f" ] || e2e_fail "state file $e2e_f still exists"
+        done
+}
+
+# No pod has state: no file named by a pod UID (the directory may not exist yet).
+e2e_assert_no_pods() {
+        for e2e_f in "$e2e_state"/*-*-*-*-*.*; do
+                [ ! -e "$e2e_f" ] || e2e_fail "state file $e2e_f of a pod exists"
+        done
+}
+
+# A fresh pod UID: canonical (lowercase, dashed) and the same in the compact
+# upper-case form static pods and some tools use.
+e2e_new_uid() {
+        cat /proc/sys/kernel/random/uuid
+}
+
+e2e_compact_upper() {
+        printf '%s' "$1" | tr -d - | tr 'a-f' 'A-F'
+}
+
+# --- the scenario runc and crun share ---
+
+# A container outside any pod, then a pod of two containers whose UID is given
+# compact and upper-case to one and canonical to the other: one group, named by
+# the canonical UID, holding both inits; it outlives the first container and goes
+# with the second, together with the pod's state files.
+e2e_scenario_pod() {
+        e2e_uid=$(e2e_new_uid)
+        e2e_ca=$(e2e_id a)
+        e2e_cb=$(e2e_id b)
+        e2e_cn=$(e2e_id nopod)
+
+        e2e_step "container without a pod UID: runs, no group, no state"
+        e2e_run "$e2e_cn" ""
+        e2e_assert_running "$e2e_cn"
+        e2e_assert_groups
+        e2e_assert_no_pods
+
+        e2e_step "pod $e2e_uid: two containers, UID compact upper-case in the first"
+        e2e_run "$e2e_ca" "$(e2e_compact_upper "$e2e_uid")"
+        e2e_run "$e2e_cb" "$e2e_uid"
+        e2e_assert_running "$e2e_ca"
+        e2e_assert_running "$e2e_cb"
+        e2e_get_pid "$e2e_ca"
+        e2e_pa=$e2e_pid
+        e2e_get_pid "$e2e_cb"
+        e2e_pb=$e2e_pid
+        e2e_assert_groups "$e2e_uid"
+        e2e_assert_tasks "$e2e_uid" "$e2e_pa" "$e2e_pb"
+        e2e_assert_members "$e2e_uid" "$e2e_ca" "$e2e_cb"
+
+        e2e_step "delete the first container: the group stays with the second"
+        e2e_delete "$e2e_ca"
+        e2e_assert_groups "$e2e_uid"
+        e2e_assert_tasks "$e2e_uid" "$e2e_pb"
+        e2e_assert_members "$e2e_uid" "$e2e_cb"
+        e2e_assert_not_member "$e2e_uid" "$e2e_ca"
+
+        e2e_step "delete the second container: group and state gone"
+        e2e_delete "$e2e_cb"
+        e2e_assert_groups
+        e2e_assert_no_state "$e2e_uid"
+
+        e2e_step "delete the container without a pod UID"
+        e2e_assert_running "$e2e_cn"
+        e2e_delete "$e2e_cn"
+        e2e_assert_groups
+        e2e_assert_no_pods
+        [ -z "$(e2e_rt list -q)" ] || e2e_fail "containers left: $(e2e_rt list -q)"
+}
