@@ -3,7 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,9 +14,10 @@
 #include "macro.h"
 #include "rdt.h"
 
-/* info/last_cmd_status is a 512-byte kernel buffer; a tasks file of a group
- * with a very large number of threads may exceed this, and then is not empty. */
-#define RDT_STATUS_MAX 4096
+/* The kernfs files read in one go here are small: last_cmd_status is a
+ * 512-byte buffer, num_rmids and cpu_resctrl_groups are two short lines. */
+#define RDT_SMALL_FILE_MAX 4096
+/* tasks is one id per line; past this many bytes a group is certainly not empty. */
 #define RDT_TASKS_MAX (1024 * 1024)
 
 static inline void closedirp(DIR **d)
@@ -49,7 +50,7 @@ static int open_dir_at(int dir_fd, const char *name, int *ret_fd)
         return 0;
 }
 
-/* <ctrl>/mon_groups, or the root's own mon_groups for "/". */
+/* <ctrl>/mon_groups, or the root's own mon_groups for "/". Validates ctrl first. */
 static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
 {
         _cleanup_close_ int ctrl_fd = -EBADF;
@@ -71,7 +72,7 @@ static int open_mon_group(int root_fd, const char *ctrl, const char *name, int *
         _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name) || !rdt_ctrl_group_is_valid(ctrl))
+        if (!name_is_valid(name))
                 return -EINVAL;
         r = open_mon_groups(root_fd, ctrl, &dir_fd);
         if (r < 0)
@@ -93,7 +94,7 @@ static int read_info_file(int root_fd, const char *sub, const char *file, char *
                 if (r < 0)
                         return r;
         }
-        return read_small_file_at(sub ? sub_fd : info_fd, file, RDT_STATUS_MAX, ret);
+        return read_small_file_at(sub ? sub_fd : info_fd, file, RDT_SMALL_FILE_MAX, ret);
 }
 
 /* The kernel appends one line per message within a command ("No task 12\nError
@@ -195,7 +196,7 @@ int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret)
         if (pid <= 0)
                 return -EINVAL;
         snprintf(path, sizeof(path), "%d/cpu_resctrl_groups", (int) pid);
-        r = read_small_file_at(proc_fd, path, RDT_STATUS_MAX, &buf);
+        r = read_small_file_at(proc_fd, path, RDT_SMALL_FILE_MAX, &buf);
         if (r == -ESRCH)
                 return -ENOENT;
         if (r < 0)
@@ -225,7 +226,7 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
         _cleanup_close_ int dir_fd = -EBADF, group_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name) || !rdt_ctrl_group_is_valid(ctrl))
+        if (!name_is_valid(name))
                 return -EINVAL;
         r = open_mon_groups(root_fd, ctrl, &dir_fd);
         if (r < 0)
@@ -352,7 +353,7 @@ int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name)
         _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name) || !rdt_ctrl_group_is_valid(ctrl))
+        if (!name_is_valid(name))
                 return -EINVAL;
         r = open_mon_groups(root_fd, ctrl, &dir_fd);
         if (r == -ENOENT) /* the control group and with it the group are gone */

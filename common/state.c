@@ -390,26 +390,24 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
 
 static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
 {
-        _cleanup_free_ char *reason = NULL;
         json_int_t pid, start_time;
         const char *id, *ctrl;
-        json_t *jreason;
+        json_t *reason;
         json_error_t jerr;
-        int monitored, r;
+        int monitored;
 
         if (json_unpack_ex(o, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:I, s:b, s:o}", "id", &id,
                            "ctrl", &ctrl, "pid", &pid, "start_time", &start_time, "monitored",
-                           &monitored, "reason", &jreason) < 0)
+                           &monitored, "reason", &reason) < 0)
                 return bad_state(reterr, "member %zu: %s", i, jerr.text);
         if (pid < 0 || pid > INT_MAX)
                 return bad_state(reterr, "member %zu: pid out of range", i);
         if (start_time < 0)
                 return bad_state(reterr, "member %zu: negative start_time", i);
-        r = parse_string_or_null(jreason, "reason", &reason, reterr);
-        if (r < 0)
-                return r;
+        if (!json_is_null(reason) && !json_is_string(reason))
+                return bad_state(reterr, "member %zu: reason must be a string or null", i);
         return pod_state_add_member(s, id, ctrl, (int) pid, (uint64_t) start_time, monitored,
-                                    reason);
+                                    json_string_value(reason));
 }
 
 int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_state *ret,
