@@ -1,9 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "fsutil.h"
+#include "lock.h"
 #include "macro.h"
 #include "rdt.h"
+
+/* The kernfs files read in one go here are small: last_cmd_status is a
+ * 512-byte buffer, num_rmids and cpu_resctrl_groups are two short lines. */
+#define RDT_SMALL_FILE_MAX 4096
+/* tasks is one id per line; past this many bytes a group is certainly not empty. */
+#define RDT_TASKS_MAX (1024 * 1024)
+
+static inline void closedirp(DIR **d)
+{
+        if (*d)
+                (void) closedir(*d);
+}
 
 bool rdt_ctrl_group_is_valid(const char *ctrl)
 {
@@ -17,4 +38,384 @@ bool rdt_ctrl_group_is_valid(const char *ctrl)
                 if (strcmp(ctrl, reserved[i]) == 0)
                         return false;
         return true;
+}
+
+static int open_dir_at(int dir_fd, const char *name, int *ret_fd)
+{
+        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+/* <ctrl>/mon_groups, or the root's own mon_groups for "/". Validates ctrl first. */
+static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
+{
+        _cleanup_close_ int ctrl_fd = -EBADF;
+        int r;
+
+        if (!rdt_ctrl_group_is_valid(ctrl))
+                return -EINVAL;
+        if (strcmp(ctrl, "/") == 0)
+                return open_dir_at(root_fd, "mon_groups", ret_fd);
+
+        r = open_dir_at(root_fd, ctrl, &ctrl_fd);
+        if (r < 0)
+                return r;
+        return open_dir_at(ctrl_fd, "mon_groups", ret_fd);
+}
+
+static int open_mon_group(int root_fd, const char *ctrl, const char *name, int *ret_fd)
+{
+        _cleanup_close_ int dir_fd = -EBADF;
+        int r;
+
+        if (!name_is_valid(name))
+                return -EINVAL;
+        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        if (r < 0)
+                return r;
+        return open_dir_at(dir_fd, name, ret_fd);
+}
+
+/* Reads info/<sub>/<file> (info/<file> when sub is NULL) without following symlinks. */
+static int read_info_file(int root_fd, const char *sub, const char *file, char **ret)
+{
+        _cleanup_close_ int info_fd = -EBADF, sub_fd = -EBADF;
+        int r;
+
+        r = open_dir_at(root_fd, "info", &info_fd);
+        if (r < 0)
+                return r;
+        if (sub) {
+                r = open_dir_at(info_fd, sub, &sub_fd);
+                if (r < 0)
+                        return r;
+        }
+        return read_small_file_at(sub ? sub_fd : info_fd, file, RDT_SMALL_FILE_MAX, ret);
+}
+
+/* The kernel appends one line per message within a command ("No task 12\nError
+ * while processing task 12\n"): hand back a single line, joined with "; ". */
+static void read_last_cmd_status(int root_fd, char **reterr_status)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t n_lines = 0, len;
+        char *out, *p;
+
+        if (!reterr_status || read_info_file(root_fd, NULL, "last_cmd_status", &buf) < 0)
+                return;
+
+        len = strlen(buf);
+        while (len > 0 && buf[len - 1] == '\n')
+                buf[--len] = '\0';
+        for (p = buf; (p = strchr(p, '\n')); p++)
+                n_lines++;
+
+        out = malloc(len + n_lines + 1);
+        if (!out)
+                return;
+        p = out;
+        for (const char *s = buf; *s; s++) {
+                if (*s == '\n') {
+                        *p++ = ';';
+                        *p++ = ' ';
+                } else
+                        *p++ = *s;
+        }
+        *p = '\0';
+        *reterr_status = out;
+}
+
+int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd)
+{
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+
+        if (require_resctrl_fs) {
+                struct statfs sfs;
+
+                if (fstatfs(fd, &sfs) < 0)
+                        return -errno;
+                if (sfs.f_type != RDTGROUP_SUPER_MAGIC)
+                        return -ENOMEDIUM;
+        }
+
+        /* mon_groups/ exists only when the kernel can monitor. */
+        if (fstatat(fd, "mon_groups", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? -EOPNOTSUPP : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -EOPNOTSUPP;
+
+        *ret_root_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int rdt_lock(int root_fd, unsigned timeout_ms)
+{
+        return lock_fd(root_fd, LOCK_EX, timeout_ms);
+}
+
+void rdt_unlock(int root_fd)
+{
+        (void) flock(root_fd, LOCK_UN);
+}
+
+/* A decimal id as the kernel prints it: digits only, no sign, no leading zero. */
+static int parse_id(const char *s, const char *end, pid_t *ret)
+{
+        long v = 0;
+
+        if (s == end || (*s == '0' && end - s > 1))
+                return -EINVAL;
+        for (; s < end; s++) {
+                if (!isdigit((unsigned char) *s))
+                        return -EINVAL;
+                v = v * 10 + (*s - '0');
+                if (v > INT_MAX)
+                        return -ERANGE;
+        }
+        if (v == 0)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        char path[32], *name, *nl;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%d/cpu_resctrl_groups", (int) pid);
+        r = read_small_file_at(proc_fd, path, RDT_SMALL_FILE_MAX, &buf);
+        if (r == -ESRCH)
+                return -ENOENT;
+        if (r < 0)
+                return r;
+
+        /* "res:<ctrl>\nmon:<mon>\n": plain names, "/" for the root group. */
+        if (strncmp(buf, "res:", 4) != 0)
+                return -EBADMSG;
+        nl = strchr(buf + 4, '\n');
+        if (!nl || strncmp(nl + 1, "mon:", 4) != 0)
+                return -EBADMSG;
+        *nl = '\0';
+        if (buf[4] == '\0')
+                return -ENODATA; /* resctrl is not mounted */
+        if (!rdt_ctrl_group_is_valid(buf + 4))
+                return -EBADMSG;
+
+        name = strdup(buf + 4);
+        if (!name)
+                return -ENOMEM;
+        *ret = name;
+        return 0;
+}
+
+int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char **reterr_status)
+{
+        _cleanup_close_ int dir_fd = -EBADF, group_fd = -EBADF;
+        int r;
+
+        if (!name_is_valid(name))
+                return -EINVAL;
+        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        if (r < 0)
+                return r;
+
+        if (mkdirat(dir_fd, name, 0755) == 0)
+                return 1;
+        r = -errno;
+        if (r == -EEXIST) {
+                /* Only a directory counts as the group; a planted symlink is refused. */
+                r = open_dir_at(dir_fd, name, &group_fd);
+                return r < 0 ? r : 0;
+        }
+        /* Out of RMIDs is ENOSPC, or EBUSY while freed RMIDs wait in limbo; the
+         * kernel says which in last_cmd_status. */
+        if (r != -ENOENT)
+                read_last_cmd_status(root_fd, reterr_status);
+        return r;
+}
+
+/* resctrl takes one command per write(2), and before 6.7 only one id per command. */
+static int write_task_id(int tasks_fd, pid_t id)
+{
+        char buf[16];
+        int len = snprintf(buf, sizeof(buf), "%d\n", (int) id);
+        ssize_t n;
+
+        do
+                n = write(tasks_fd, buf, (size_t) len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == len ? 0 : -EIO;
+}
+
+static int open_task_dir(int proc_fd, pid_t pid, DIR **ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        char path[32];
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%d/task", (int) pid);
+        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+        *ret = d;
+        return 0;
+}
+
+int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
+                              pid_t pid, char **reterr_status)
+{
+        _cleanup_close_ int group_fd = -EBADF, tasks_fd = -EBADF;
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        if (r < 0)
+                return r;
+        tasks_fd = openat(group_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (tasks_fd < 0)
+                return -errno;
+        r = open_task_dir(proc_fd, pid, &d);
+        if (r < 0)
+                return r;
+
+        /* The leader first: if it cannot move, no thread of the process has. */
+        r = write_task_id(tasks_fd, pid);
+        if (r < 0)
+                goto fail;
+
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                pid_t tid;
+
+                if (parse_id(de->d_name, de->d_name + strlen(de->d_name), &tid) < 0 || tid == pid)
+                        continue;
+                r = write_task_id(tasks_fd, tid);
+                if (r == -ESRCH) /* the thread exited meanwhile */
+                        continue;
+                if (r < 0)
+                        goto fail;
+        }
+        return errno == 0 ? 0 : -errno;
+
+fail:
+        read_last_cmd_status(root_fd, reterr_status);
+        return r;
+}
+
+int rdt_mon_group_is_empty(int root_fd, const char *ctrl, const char *name)
+{
+        _cleanup_close_ int group_fd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        if (r < 0)
+                return r;
+        fd = openat(group_fd, "tasks", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+
+        /* tasks is a seq_file that may span many pages, so it is read to EOF. */
+        r = read_all_fd(fd, RDT_TASKS_MAX, &buf, NULL);
+        if (r == -EFBIG)
+                return 0; /* more ids than the cap: certainly not empty */
+        if (r < 0)
+                return r;
+        for (const char *p = buf; *p; p++)
+                if (isdigit((unsigned char) *p))
+                        return 0;
+        return 1;
+}
+
+int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name)
+{
+        _cleanup_close_ int dir_fd = -EBADF;
+        int r;
+
+        if (!name_is_valid(name))
+                return -EINVAL;
+        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        if (r == -ENOENT) /* the control group and with it the group are gone */
+                return 0;
+        if (r < 0)
+                return r;
+        if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+int rdt_mon_group_exists(int root_fd, const char *ctrl, const char *name)
+{
+        _cleanup_close_ int group_fd = -EBADF;
+        int r;
+
+        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+static int read_num_rmids(int root_fd, const char *mon_dir, unsigned *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        unsigned long v;
+        char *end;
+        int r;
+
+        r = read_info_file(root_fd, mon_dir, "num_rmids", &buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoul(buf, &end, 10);
+        if (!isdigit((unsigned char) buf[0]) || errno != 0 || end == buf ||
+            (*end != '\n' && *end != '\0') || v == 0 || v > UINT_MAX)
+                return -EBADMSG;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+int rdt_rmid_budget(int root_fd, unsigned *ret)
+{
+        static const char *const mon_dirs[] = {"L3_MON", "PERF_PKG_MON"};
+        unsigned budget = UINT_MAX;
+        bool found = false;
+
+        /* Since 7.0 the kernel allocates from the smaller of the two RMID counts. */
+        for (size_t i = 0; i < ELEMENTSOF(mon_dirs); i++) {
+                unsigned n;
+                int r = read_num_rmids(root_fd, mon_dirs[i], &n);
+
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                if (n < budget)
+                        budget = n;
+                found = true;
+        }
+        if (!found)
+                return -ENOENT;
+        *ret = budget - 1; /* RMID 0 is the root group's */
+        return 0;
 }

@@ -18,7 +18,8 @@ bool rdt_ctrl_group_is_valid(const char *ctrl);
 
 /* Opens the resctrl root (O_RDONLY|O_DIRECTORY|O_CLOEXEC). With
  * require_resctrl_fs, refuses a directory whose statfs magic is not
- * RDTGROUP_SUPER_MAGIC with -ENOTSUP (not mounted). Returns -EOPNOTSUPP when
+ * RDTGROUP_SUPER_MAGIC with -ENOMEDIUM (not mounted; ENOTSUP would be
+ * indistinguishable, it equals EOPNOTSUPP on Linux). Returns -EOPNOTSUPP when
  * the root has no mon_groups directory (no monitoring support). */
 int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd);
 

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "macro.h"
+#include "proc.h"
+
+/* /proc/<pid>/stat is a few hundred bytes: 52 numeric fields and a short comm. */
+#define PROC_STAT_MAX 4096
+
+int proc_open(int *ret_fd)
+{
+        int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        unsigned long long v;
+        char path[32], *p, *end;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = read_small_file_at(proc_fd, path, PROC_STAT_MAX, &buf);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+
+        /* comm (field 2) may hold spaces and ')', so count from the last ')':
+         * field 22 follows the 20th space after it. */
+        p = strrchr(buf, ')');
+        if (!p)
+                return -EBADMSG;
+        for (unsigned i = 0; i < 20; i++) {
+                p = strchr(p, ' ');
+                if (!p)
+                        return -EBADMSG;
+                p++;
+        }
+        if (!isdigit((unsigned char) *p))
+                return -EBADMSG;
+        errno = 0;
+        v = strtoull(p, &end, 10);
+        if (errno != 0 || (*end != ' ' && *end != '\n' && *end != '\0'))
+                return -EBADMSG;
+
+        *ret = (uint64_t) v;
+        return 0;
+}

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+#include "macro.h"
+#include "rdt.h"
+#include "state.h"
+
+#define STATE_FILE_MAX (1024 * 1024)
+
+__attribute__((format(printf, 2, 3))) static int bad_state(char **reterr, const char *fmt, ...)
+{
+        char buf[512];
+        va_list ap;
+
+        if (reterr) {
+                va_start(ap, fmt);
+                (void) vsnprintf(buf, sizeof(buf), fmt, ap);
+                va_end(ap);
+                *reterr = strdup(buf);
+        }
+        return -EBADMSG;
+}
+
+int state_dir_open(const char *path, int *ret_fd)
+{
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = path ? strlen(path) : 0;
+        struct stat st;
+
+        /* A trailing slash would make O_NOFOLLOW follow a symlink. */
+        if (len == 0 || (len > 1 && path[len - 1] == '/'))
+                return -EINVAL;
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Whoever else can write here can forge the record of which groups are ours. */
+        if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static int state_file_names(const char *uid, char name[static NAME_MAX + 1],
+                            char tmp[static NAME_MAX + 1])
+{
+        if (!name_is_valid(uid))
+                return -EINVAL;
+        if (snprintf(tmp, NAME_MAX + 1, "%s.members.tmp", uid) > NAME_MAX)
+                return -ENAMETOOLONG;
+        snprintf(name, NAME_MAX + 1, "%s.members", uid);
+        return 0;
+}
+
+/* Caller holds the pod lock, so the temp name is ours alone. */
+static int write_atomic(int dir_fd, const char *name, const char *tmp, const char *data, size_t len)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        (void) unlinkat(dir_fd, tmp, 0); /* leftover from a SIGKILLed run */
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+
+        r = write_all(fd, data, len);
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+
+        /* Makes the rename durable; dir_fd is O_RDONLY, not O_PATH, for this. */
+        return fsync(dir_fd) < 0 ? -errno : 0;
+}
+
+int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
+{
+        _cleanup_free_ char *text = NULL;
+        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        int r;
+
+        r = state_file_names(uid, name, tmp);
+        if (r < 0)
+                return r;
+        r = pod_state_format(s, uid, &text);
+        if (r < 0)
+                return r;
+        return write_atomic(dir_fd, name, tmp, text, strlen(text));
+}
+
+int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        size_t len;
+        int r;
+
+        r = state_file_names(uid, name, tmp);
+        if (r < 0)
+                return r;
+        (void) unlinkat(dir_fd, tmp, 0); /* a save killed before its rename */
+
+        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = read_all_fd(fd, STATE_FILE_MAX, &text, &len);
+        if (r == -EFBIG)
+                return bad_state(reterr, "larger than 1 MiB");
+        if (r < 0)
+                return r;
+        return pod_state_parse(text, len, uid, ret, reterr);
+}
+
+int pod_state_remove(int dir_fd, const char *uid)
+{
+        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        int r;
+
+        r = state_file_names(uid, name, tmp);
+        if (r < 0)
+                return r;
+        if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static void member_done(struct member *m)
+{
+        free(m->id);
+        free(m->ctrl);
+        free(m->reason);
+}
+
+void pod_state_done(struct pod_state *s)
+{
+        for (size_t i = 0; i < s->n_members; i++)
+                member_done(&s->members[i]);
+        for (size_t i = 0; i < s->n_groups; i++)
+                free(s->groups[i].ctrl);
+        free(s->members);
+        free(s->groups);
+        free(s->namespace);
+        free(s->pod_name);
+        *s = (struct pod_state){};
+}
+
+struct member *pod_state_find_member(struct pod_state *s, const char *id)
+{
+        for (size_t i = 0; i < s->n_members; i++)
+                if (strcmp(s->members[i].id, id) == 0)
+                        return &s->members[i];
+        return NULL;
+}
+
+struct group *pod_state_find_group(struct pod_state *s, const char *ctrl)
+{
+        for (size_t i = 0; i < s->n_groups; i++)
+                if (strcmp(s->groups[i].ctrl, ctrl) == 0)
+                        return &s->groups[i];
+        return NULL;
+}
+
+int pod_state_add_member(struct pod_state *s, const char *id, const char *ctrl, int pid,
+                         uint64_t start_time, bool monitored, const char *reason)
+{
+        struct member m = {
+            .id = strdup(id),
+            .ctrl = strdup(ctrl),
+            .pid = pid,
+            .start_time = start_time,
+            .monitored = monitored,
+            .reason = reason ? strdup(reason) : NULL,
+        };
+        struct member *a;
+
+        if (!m.id || !m.ctrl || (reason && !m.reason))
+                goto fail;
+        a = realloc(s->members, (s->n_members + 1) * sizeof(*a));
+        if (!a)
+                goto fail;
+        a[s->n_members++] = m;
+        s->members = a;
+        return 0;
+
+fail:
+        member_done(&m);
+        return -ENOMEM;
+}
+
+int pod_state_add_group(struct pod_state *s, const char *ctrl, bool owned)
+{
+        struct group g = {.ctrl = strdup(ctrl), .owned = owned};
+        struct group *a;
+
+        if (!g.ctrl)
+                return -ENOMEM;
+        a = realloc(s->groups, (s->n_groups + 1) * sizeof(*a));
+        if (!a) {
+                free(g.ctrl);
+                return -ENOMEM;
+        }
+        a[s->n_groups++] = g;
+        s->groups = a;
+        return 0;
+}
+
+void pod_state_drop_member(struct pod_state *s, const char *id)
+{
+        struct member *m = pod_state_find_member(s, id);
+
+        if (!m)
+                return;
+        member_done(m);
+        memmove(m, m + 1, (size_t) (s->members + s->n_members - (m + 1)) * sizeof(*m));
+        s->n_members--;
+}
+
+void pod_state_drop_group(struct pod_state *s, const char *ctrl)
+{
+        struct group *g = pod_state_find_group(s, ctrl);
+
+        if (!g)
+                return;
+        free(g->ctrl);
+        memmove(g, g + 1, (size_t) (s->groups + s->n_groups - (g + 1)) * sizeof(*g));
+        s->n_groups--;
+}
+
+int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *pod_name)
+{
+        char *ns = namespace ? strdup(namespace) : NULL;
+        char *pod = pod_name ? strdup(pod_name) : NULL;
+
+        if ((namespace && !ns) || (pod_name && !pod)) {
+                free(ns);
+                free(pod);
+                return -ENOMEM;
+        }
+        free(s->namespace);
+        free(s->pod_name);
+        s->namespace = ns;
+        s->pod_name = pod;
+        return 0;
+}
+
+/* What load enforces beyond JSON types; format checks the same, so that save
+ * never writes a file that load would refuse. Invalid names are not quoted:
+ * they may hold control characters. */
+static int pod_state_check(const struct pod_state *s, char **reterr)
+{
+        for (size_t i = 0; i < s->n_groups; i++) {
+                if (!rdt_ctrl_group_is_valid(s->groups[i].ctrl))
+                        return bad_state(reterr, "group %zu: invalid ctrl", i);
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(s->groups[i].ctrl, s->groups[j].ctrl) == 0)
+                                return bad_state(reterr, "group %zu: duplicate ctrl '%s'", i,
+                                                 s->groups[i].ctrl);
+        }
+        for (size_t i = 0; i < s->n_members; i++) {
+                const struct member *m = &s->members[i];
+
+                if (!name_is_valid(m->id))
+                        return bad_state(reterr, "member %zu: invalid id", i);
+                if (!rdt_ctrl_group_is_valid(m->ctrl))
+                        return bad_state(reterr, "member %zu: invalid ctrl", i);
+                if (m->pid < 0 || m->start_time > INT64_MAX)
+                        return bad_state(reterr, "member %zu: pid or start_time out of range", i);
+                if (m->monitored != !m->reason)
+                        return bad_state(reterr, "member %zu: reason must be set iff not monitored",
+                                         i);
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(m->id, s->members[j].id) == 0)
+                                return bad_state(reterr, "member %zu: duplicate id '%s'", i, m->id);
+        }
+        return 0;
+}
+
+static json_t *format_groups(const struct pod_state *s)
+{
+        json_auto_t *a = json_array();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < s->n_groups; i++)
+                if (json_array_append_new(a, json_pack("{s:s, s:b}", "ctrl", s->groups[i].ctrl,
+                                                       "owned", s->groups[i].owned)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static json_t *format_members(const struct pod_state *s)
+{
+        json_auto_t *a = json_array();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < s->n_members; i++) {
+                const struct member *m = &s->members[i];
+                json_t *o =
+                    json_pack("{s:s, s:s, s:i, s:I, s:b, s:s?}", "id", m->id, "ctrl", m->ctrl,
+                              "pid", m->pid, "start_time", (json_int_t) m->start_time, "monitored",
+                              m->monitored, "reason", m->reason);
+
+                if (json_array_append_new(a, o) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+int pod_state_format(const struct pod_state *s, const char *uid, char **ret)
+{
+        json_auto_t *root = NULL;
+        char *text, *p;
+        size_t len;
+
+        if (!name_is_valid(uid) || pod_state_check(s, NULL) < 0)
+                return -EINVAL;
+
+        root = json_pack("{s:i, s:s, s:s?, s:s?}", "version", STATE_VERSION, "uid", uid,
+                         "namespace", s->namespace, "pod", s->pod_name);
+        if (!root || json_object_set_new(root, "groups", format_groups(s)) < 0 ||
+            json_object_set_new(root, "members", format_members(s)) < 0)
+                return -ENOMEM;
+
+        text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text)
+                return -ENOMEM;
+        len = strlen(text);
+        p = realloc(text, len + 2);
+        if (!p) {
+                free(text);
+                return -ENOMEM;
+        }
+        p[len] = '\n';
+        p[len + 1] = '\0';
+        *ret = p;
+        return 0;
+}
+
+static int parse_string_or_null(json_t *v, const char *what, char **ret, char **reterr)
+{
+        if (json_is_null(v)) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_is_string(v))
+                return bad_state(reterr, "%s must be a string or null", what);
+        *ret = strdup(json_string_value(v));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
+{
+        size_t i;
+        json_t *g;
+
+        if (!json_is_array(groups))
+                return bad_state(reterr, "groups must be an array");
+        json_array_foreach(groups, i, g)
+        {
+                json_error_t jerr;
+                const char *ctrl;
+                int owned, r;
+
+                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b}", "ctrl", &ctrl, "owned",
+                                   &owned) < 0)
+                        return bad_state(reterr, "group %zu: %s", i, jerr.text);
+                r = pod_state_add_group(s, ctrl, owned);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
+{
+        json_int_t pid, start_time;
+        const char *id, *ctrl;
+        json_t *reason;
+        json_error_t jerr;
+        int monitored;
+
+        if (json_unpack_ex(o, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:I, s:b, s:o}", "id", &id,
+                           "ctrl", &ctrl, "pid", &pid, "start_time", &start_time, "monitored",
+                           &monitored, "reason", &reason) < 0)
+                return bad_state(reterr, "member %zu: %s", i, jerr.text);
+        if (pid < 0 || pid > INT_MAX)
+                return bad_state(reterr, "member %zu: pid out of range", i);
+        if (start_time < 0)
+                return bad_state(reterr, "member %zu: negative start_time", i);
+        if (!json_is_null(reason) && !json_is_string(reason))
+                return bad_state(reterr, "member %zu: reason must be a string or null", i);
+        return pod_state_add_member(s, id, ctrl, (int) pid, (uint64_t) start_time, monitored,
+                                    json_string_value(reason));
+}
+
+int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_state *ret,
+                    char **reterr)
+{
+        _cleanup_(pod_state_done) struct pod_state s = {};
+        json_t *namespace, *pod, *groups, *members, *m;
+        json_auto_t *root = NULL;
+        json_int_t version;
+        json_error_t jerr;
+        const char *file_uid;
+        size_t i;
+        int r;
+
+        if (!name_is_valid(uid))
+                return -EINVAL;
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root)
+                return bad_state(reterr, "line %d: %s", jerr.line, jerr.text);
+
+        /* The version first, so that a newer format is named as such. */
+        if (json_unpack_ex(root, &jerr, 0, "{s:I}", "version", &version) < 0)
+                return bad_state(reterr, "%s", jerr.text);
+        if (version != STATE_VERSION)
+                return bad_state(reterr, "unsupported version %" JSON_INTEGER_FORMAT, version);
+        if (json_unpack_ex(root, &jerr, JSON_STRICT, "{s:I, s:s, s:o, s:o, s:o, s:o}", "version",
+                           &version, "uid", &file_uid, "namespace", &namespace, "pod", &pod,
+                           "groups", &groups, "members", &members) < 0)
+                return bad_state(reterr, "%s", jerr.text);
+        if (strcmp(file_uid, uid) != 0)
+                return bad_state(reterr, "uid does not match the file name");
+
+        r = parse_string_or_null(namespace, "namespace", &s.namespace, reterr);
+        if (r >= 0)
+                r = parse_string_or_null(pod, "pod", &s.pod_name, reterr);
+        if (r >= 0)
+                r = parse_groups(groups, &s, reterr);
+        if (r < 0)
+                return r;
+        if (!json_is_array(members))
+                return bad_state(reterr, "members must be an array");
+        json_array_foreach(members, i, m)
+        {
+                r = parse_member(m, i, &s, reterr);
+                if (r < 0)
+                        return r;
+        }
+        r = pod_state_check(&s, reterr);
+        if (r < 0)
+                return r;
+
+        *ret = s;
+        s = (struct pod_state){};
+        return 0;
+}

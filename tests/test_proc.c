@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "proc.h"
+#include "tmptree.h"
+
+static int proc_fd = -EBADF;
+
+static void setup(void)
+{
+        proc_fd = tmptree_new(NULL);
+        tmptree_mkdir(proc_fd, "100");
+}
+
+static void teardown(void)
+{
+        close(proc_fd);
+}
+
+static int start_time_of(const char *stat, uint64_t *ret)
+{
+        tmptree_put(proc_fd, "100/stat", stat);
+        return proc_start_time(proc_fd, 100, ret);
+}
+
+START_TEST(test_start_time)
+{
+        uint64_t t = 0;
+
+        ck_assert_int_eq(start_time_of("100 (sh) S 1 100 100 0 -1 4194560 111 0 0 0 1 2 0 0 20 0 "
+                                       "1 0 123456 2211840 210 18446744073709551615 1 1 0 0 0 0 "
+                                       "0 0 65536 0 0 0 17 3 0 0 0 0 0\n",
+                                       &t),
+                         0);
+        ck_assert_uint_eq(t, 123456);
+
+        /* comm is whatever the process chose: spaces and ") (" included. */
+        ck_assert_int_eq(start_time_of("100 (a) (b c) d) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
+                                       "17 18 18446744073709551615 19 20\n",
+                                       &t),
+                         0);
+        ck_assert_uint_eq(t, UINT64_MAX);
+        ck_assert_int_eq(start_time_of("100 () 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17) S 1 2 3 "
+                                       "4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987 19\n",
+                                       &t),
+                         0);
+        ck_assert_uint_eq(t, 987);
+        /* The last field need not be followed by anything. */
+        ck_assert_int_eq(
+            start_time_of("100 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42", &t), 0);
+        ck_assert_uint_eq(t, 42);
+}
+END_TEST
+
+START_TEST(test_start_time_malformed)
+{
+        static const char *const bad[] = {
+            "",
+            "100 (sh S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42 0\n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 \n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -42 0\n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4x2 0\n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551616 0\n",
+            "100 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18  42 0\n",
+        };
+        uint64_t t = 7;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(start_time_of(bad[i], &t) == -EBADMSG, "'%s'", bad[i]);
+        ck_assert_uint_eq(t, 7);
+}
+END_TEST
+
+START_TEST(test_start_time_gone)
+{
+        uint64_t t = 7;
+
+        ck_assert_int_eq(proc_start_time(proc_fd, 100, &t), -ESRCH);
+        ck_assert_int_eq(proc_start_time(proc_fd, 999, &t), -ESRCH);
+        ck_assert_int_eq(proc_start_time(proc_fd, 0, &t), -EINVAL);
+        ck_assert_int_eq(proc_start_time(proc_fd, -1, &t), -EINVAL);
+        ck_assert_uint_eq(t, 7);
+}
+END_TEST
+
+START_TEST(test_real_proc)
+{
+        uint64_t self = 0, child_time = 0, again = 0;
+        int fd = -EBADF, status;
+        pid_t child;
+
+        ck_assert_int_eq(proc_open(&fd), 0);
+        ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        ck_assert_int_eq(proc_start_time(fd, getpid(), &self), 0);
+        ck_assert_int_eq(proc_start_time(fd, getpid(), &again), 0);
+        ck_assert_uint_eq(self, again);
+
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        /* Names a process: a later one cannot have started earlier. */
+        ck_assert_int_eq(proc_start_time(fd, child, &child_time), 0);
+        ck_assert_uint_ge(child_time, self);
+        kill(child, SIGKILL);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert_int_eq(proc_start_time(fd, child, &child_time), -ESRCH);
+        close(fd);
+}
+END_TEST
+
+static Suite *proc_suite(void)
+{
+        Suite *s = suite_create("proc");
+        TCase *tc = tcase_create("proc");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_start_time);
+        tcase_add_test(tc, test_start_time_malformed);
+        tcase_add_test(tc, test_start_time_gone);
+        tcase_add_test(tc, test_real_proc);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return tmptree_run(proc_suite());
+}

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "state.h"
+#include "tmptree.h"
+
+#define UID "u1"
+
+static int dir_fd = -EBADF;
+static char dir_path[PATH_MAX];
+
+static void setup(void)
+{
+        const char *p;
+
+        dir_fd = tmptree_new(&p);
+        snprintf(dir_path, sizeof(dir_path), "%s", p);
+}
+
+static void teardown(void)
+{
+        close(dir_fd);
+}
+
+static void fill(struct pod_state *s)
+{
+        char id[32];
+
+        ck_assert_int_eq(pod_state_set_pod(s, "default", "web"), 0);
+        ck_assert_int_eq(pod_state_add_group(s, "/", true), 0);
+        ck_assert_int_eq(pod_state_add_group(s, "g1", false), 0);
+        ck_assert_int_eq(pod_state_add_member(s, "c1", "/", 123, 456, true, NULL), 0);
+        ck_assert_int_eq(pod_state_add_member(s, "c2", "g1", 0, 0, false, "out of RMIDs"), 0);
+        for (int i = 0; i < 40; i++) {
+                snprintf(id, sizeof(id), "many-%d", i);
+                ck_assert_int_eq(pod_state_add_member(s, id, "g1", INT_MAX - i,
+                                                      (uint64_t) INT64_MAX - (uint64_t) i, true,
+                                                      NULL),
+                                 0);
+        }
+}
+
+static void assert_filled(struct pod_state *s)
+{
+        struct member *m;
+
+        ck_assert_str_eq(s->namespace, "default");
+        ck_assert_str_eq(s->pod_name, "web");
+        ck_assert_uint_eq(s->n_groups, 2);
+        ck_assert_str_eq(s->groups[0].ctrl, "/");
+        ck_assert(s->groups[0].owned);
+        ck_assert_str_eq(s->groups[1].ctrl, "g1");
+        ck_assert(!s->groups[1].owned);
+        ck_assert_uint_eq(s->n_members, 42);
+
+        m = pod_state_find_member(s, "c1");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->ctrl, "/");
+        ck_assert_int_eq(m->pid, 123);
+        ck_assert_uint_eq(m->start_time, 456);
+        ck_assert(m->monitored);
+        ck_assert_ptr_null(m->reason);
+
+        m = pod_state_find_member(s, "c2");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->ctrl, "g1");
+        ck_assert_int_eq(m->pid, 0);
+        ck_assert(!m->monitored);
+        ck_assert_str_eq(m->reason, "out of RMIDs");
+
+        m = pod_state_find_member(s, "many-39");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_int_eq(m->pid, INT_MAX - 39);
+        ck_assert_uint_eq(m->start_time, (uint64_t) INT64_MAX - 39);
+}
+
+START_TEST(test_round_trip)
+{
+        struct pod_state s = {}, loaded = {};
+        char *err = NULL;
+        struct stat st;
+
+        fill(&s);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        ck_assert_int_eq(fstatat(dir_fd, UID ".members", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ck_assert(S_ISREG(st.st_mode));
+        ck_assert_int_eq(st.st_mode & 07777, 0600);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &loaded, &err), 0);
+        ck_assert_ptr_null(err);
+        assert_filled(&loaded);
+
+        /* Saving again replaces the file. */
+        pod_state_drop_member(&loaded, "c2");
+        ck_assert_int_eq(pod_state_set_pod(&loaded, NULL, NULL), 0);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &loaded), 0);
+        pod_state_done(&loaded);
+        ck_assert_ptr_null(loaded.members);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &loaded, &err), 0);
+        ck_assert_ptr_null(loaded.namespace);
+        ck_assert_ptr_null(loaded.pod_name);
+        ck_assert_uint_eq(loaded.n_members, 41);
+        ck_assert_ptr_null(pod_state_find_member(&loaded, "c2"));
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+
+        ck_assert_int_eq(pod_state_remove(dir_fd, UID), 0);
+        ck_assert_int_eq(pod_state_remove(dir_fd, UID), 0);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &loaded, &err), -ENOENT);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 0);
+        pod_state_done(&s);
+        pod_state_done(&loaded);
+}
+END_TEST
+
+START_TEST(test_format_exact)
+{
+        struct pod_state s = {};
+        char *text = NULL;
+
+        ck_assert_int_eq(pod_state_set_pod(&s, "default", "web"), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "/", true), 0);
+        ck_assert_int_eq(pod_state_add_member(&s, "c1", "/", 123, 456, true, NULL), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_str_eq(text, "{\"groups\":[{\"ctrl\":\"/\",\"owned\":true}],\"members\":[{"
+                               "\"ctrl\":\"/\",\"id\":\"c1\",\"monitored\":true,\"pid\":123,"
+                               "\"reason\":null,\"start_time\":456}],\"namespace\":\"default\","
+                               "\"pod\":\"web\",\"uid\":\"u1\",\"version\":1}\n");
+        free(text);
+        pod_state_done(&s);
+
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_str_eq(text, "{\"groups\":[],\"members\":[],\"namespace\":null,\"pod\":null,"
+                               "\"uid\":\"u1\",\"version\":1}\n");
+        free(text);
+}
+END_TEST
+
+START_TEST(test_format_refuses)
+{
+        struct pod_state s = {};
+        char *text = NULL;
+
+        ck_assert_int_eq(pod_state_format(&s, "..", &text), -EINVAL);
+        ck_assert_int_eq(pod_state_format(&s, "", &text), -EINVAL);
+        ck_assert_int_eq(pod_state_add_member(&s, "c1", "/", 1, 1, false, NULL), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), -EINVAL);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_add_member(&s, "a/b", "/", 1, 1, true, NULL), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_add_member(&s, "c1", "/", -1, 1, true, NULL), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_add_member(&s, "c1", "/", 1, UINT64_MAX, true, NULL), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_add_group(&s, "info", true), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_add_group(&s, "g1", true), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "g1", false), 0);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        pod_state_done(&s);
+
+        ck_assert_ptr_null(text);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 0);
+}
+END_TEST
+
+START_TEST(test_add_find_drop)
+{
+        struct pod_state s = {};
+
+        ck_assert_ptr_null(pod_state_find_member(&s, "c1"));
+        ck_assert_ptr_null(pod_state_find_group(&s, "/"));
+        ck_assert_int_eq(pod_state_add_member(&s, "c1", "/", 1, 10, true, NULL), 0);
+        ck_assert_int_eq(pod_state_add_member(&s, "c2", "/", 2, 20, true, NULL), 0);
+        ck_assert_int_eq(pod_state_add_member(&s, "c3", "g1", 3, 30, false, "why"), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "/", true), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "g1", true), 0);
+
+        pod_state_drop_member(&s, "c2");
+        pod_state_drop_member(&s, "absent");
+        ck_assert_uint_eq(s.n_members, 2);
+        ck_assert_ptr_null(pod_state_find_member(&s, "c2"));
+        ck_assert_int_eq(pod_state_find_member(&s, "c1")->pid, 1);
+        ck_assert_str_eq(pod_state_find_member(&s, "c3")->reason, "why");
+        pod_state_drop_member(&s, "c3");
+        pod_state_drop_member(&s, "c1");
+        ck_assert_uint_eq(s.n_members, 0);
+
+        pod_state_drop_group(&s, "/");
+        pod_state_drop_group(&s, "absent");
+        ck_assert_uint_eq(s.n_groups, 1);
+        ck_assert_ptr_null(pod_state_find_group(&s, "/"));
+        ck_assert(pod_state_find_group(&s, "g1")->owned);
+        pod_state_done(&s);
+        ck_assert_uint_eq(s.n_groups, 0);
+        ck_assert_ptr_null(s.groups);
+}
+END_TEST
+
+/* A state file with the given groups and members; the rest is valid. */
+#define STATE(groups, members)                                                                     \
+        "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,\"groups\":[" groups        \
+        "],\"members\":[" members "]}"
+#define MEMBER(id, ctrl, pid, start_time, monitored, reason)                                       \
+        "{\"id\":" id ",\"ctrl\":" ctrl ",\"pid\":" pid ",\"start_time\":" start_time              \
+        ",\"monitored\":" monitored ",\"reason\":" reason "}"
+#define OK_MEMBER MEMBER("\"c1\"", "\"/\"", "1", "2", "true", "null")
+
+START_TEST(test_parse_refuses)
+{
+        static const char *const bad[] = {
+            "",
+            "not json",
+            "[]",
+            /* Valid but for the duplicate key, whichever copy a parser kept. */
+            "{\"version\":1,\"uid\":\"u1\",\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"uid\":\"u1\"}",
+            "{\"version\":\"1\",\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":2,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u2\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"namespace\":null,\"pod\":null,\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"pod\":null,\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":[],\"x\":1}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":5,\"pod\":null,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":[],"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":{},\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"members\":null}",
+            STATE("1", ""),
+            STATE("{\"ctrl\":\"info\",\"owned\":true}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":1}", ""),
+            STATE("{\"ctrl\":\"/\"}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"x\":0}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true},{\"ctrl\":\"/\",\"owned\":false}", ""),
+            STATE("", "1"),
+            STATE("", OK_MEMBER "," OK_MEMBER),
+            STATE("", MEMBER("\"..\"", "\"/\"", "1", "2", "true", "null")),
+            STATE("", MEMBER("\"a\\nb\"", "\"/\"", "1", "2", "true", "null")),
+            STATE("", MEMBER("null", "\"/\"", "1", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"a/b\"", "1", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"mon_groups\"", "1", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "-1", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "2147483648", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1.0", "2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "-2", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "\"2\"", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "99999999999999999999", "true", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "2", "1", "null")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "2", "true", "5")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "2", "true", "\"x\"")),
+            STATE("", MEMBER("\"c1\"", "\"/\"", "1", "2", "false", "null")),
+            STATE("", "{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":1,\"start_time\":2,"
+                      "\"monitored\":true}"),
+            STATE("", "{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":1,\"start_time\":2,"
+                      "\"monitored\":true,\"reason\":null,\"x\":1}"),
+        };
+        struct pod_state s = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *err = NULL;
+
+                ck_assert_msg(pod_state_parse(bad[i], strlen(bad[i]), UID, &s, &err) == -EBADMSG,
+                              "accepted %zu: %s", i, bad[i]);
+                ck_assert_msg(err && *err, "no reason for %zu", i);
+                free(err);
+                /* Without reterr the verdict is the same. */
+                ck_assert_int_eq(pod_state_parse(bad[i], strlen(bad[i]), UID, &s, NULL), -EBADMSG);
+        }
+        ck_assert_ptr_null(s.members);
+        ck_assert_ptr_null(s.groups);
+
+        ck_assert_int_eq(
+            pod_state_parse(STATE("", OK_MEMBER), strlen(STATE("", OK_MEMBER)), UID, &s, NULL), 0);
+        ck_assert_uint_eq(s.n_members, 1);
+        pod_state_done(&s);
+        ck_assert_int_eq(
+            pod_state_parse(STATE("", OK_MEMBER), strlen(STATE("", OK_MEMBER)), "..", &s, NULL),
+            -EINVAL);
+}
+END_TEST
+
+START_TEST(test_load_refuses)
+{
+        struct pod_state s = {};
+        size_t len = 1024 * 1024 + 1;
+        char *big = malloc(len + 1), *err = NULL;
+
+        tmptree_put(dir_fd, UID ".members", "{\"version\":2}\n");
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(strstr(err, "version"));
+        free(err);
+        err = NULL;
+
+        /* Over the cap, even when the content would be valid. */
+        ck_assert_ptr_nonnull(big);
+        memset(big, ' ', len);
+        big[len] = '\0';
+        memcpy(big, STATE("", OK_MEMBER), strlen(STATE("", OK_MEMBER)));
+        tmptree_put(dir_fd, UID ".members", big);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(err);
+        free(err);
+        big[len - 1] = '\0';
+        tmptree_put(dir_fd, UID ".members", big);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), 0);
+        pod_state_done(&s);
+        free(big);
+
+        ck_assert_int_eq(pod_state_load(dir_fd, "..", &s, NULL), -EINVAL);
+        ck_assert_int_eq(unlinkat(dir_fd, UID ".members", 0), 0);
+        ck_assert_int_eq(symlinkat(dir_path, dir_fd, UID ".members"), 0);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), -ELOOP);
+        ck_assert_ptr_null(s.members);
+}
+END_TEST
+
+START_TEST(test_load_removes_leftover_tmp)
+{
+        struct pod_state s = {};
+
+        tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), -ENOENT);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 0);
+
+        fill(&s);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        pod_state_done(&s);
+        tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), 0);
+        assert_filled(&s);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+        pod_state_done(&s);
+}
+END_TEST
+
+/* A save that fails at any step leaves the previous file as it was. */
+static char *save_old(void)
+{
+        struct pod_state s = {};
+
+        fill(&s);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        pod_state_done(&s);
+        return tmptree_get(dir_fd, UID ".members");
+}
+
+static void assert_old(const char *old)
+{
+        struct pod_state s = {};
+        char *now = tmptree_get(dir_fd, UID ".members");
+
+        ck_assert_str_eq(now, old);
+        free(now);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), 0);
+        assert_filled(&s);
+        pod_state_done(&s);
+}
+
+START_TEST(test_save_fails_midway)
+{
+        struct rlimit rl = {.rlim_cur = 64, .rlim_max = RLIM_INFINITY};
+        struct pod_state s = {};
+        char *old = save_old();
+
+        ck_assert_int_eq(pod_state_add_member(&s, "new", "/", 1, 1, true, NULL), 0);
+        fill(&s);
+        /* The write of the temp file stops after 64 bytes. */
+        signal(SIGXFSZ, SIG_IGN);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), -EFBIG);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+        assert_old(old);
+        pod_state_done(&s);
+        free(old);
+}
+END_TEST
+
+START_TEST(test_save_blocked_tmp)
+{
+        struct pod_state s = {};
+        char *old = save_old();
+
+        /* Something the save cannot clear away sits at the temp name. */
+        tmptree_mkdir(dir_fd, UID ".members.tmp");
+        tmptree_put(dir_fd, UID ".members.tmp/x", "");
+        ck_assert_int_eq(pod_state_add_member(&s, "new", "/", 1, 1, true, NULL), 0);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), -EEXIST);
+        assert_old(old);
+        pod_state_done(&s);
+        free(old);
+}
+END_TEST
+
+START_TEST(test_save_tmp_symlink_not_followed)
+{
+        const char *outside_path;
+        int outside_fd = tmptree_new(&outside_path);
+        struct pod_state s = {};
+        char target[PATH_MAX], *old = save_old(), *victim;
+        struct stat st;
+
+        tmptree_put(outside_fd, "victim", "keep");
+        snprintf(target, sizeof(target), "%s/victim", outside_path);
+        ck_assert_int_eq(symlinkat(target, dir_fd, UID ".members.tmp"), 0);
+
+        ck_assert_int_eq(pod_state_add_member(&s, "new", "/", 1, 1, true, NULL), 0);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        victim = tmptree_get(outside_fd, "victim");
+        ck_assert_str_eq(victim, "keep");
+        ck_assert_int_eq(fstatat(dir_fd, UID ".members", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ck_assert(S_ISREG(st.st_mode));
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+        pod_state_done(&s);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), 0);
+        ck_assert_uint_eq(s.n_members, 1);
+        pod_state_done(&s);
+        free(victim);
+        free(old);
+        close(outside_fd);
+}
+END_TEST
+
+START_TEST(test_state_dir_open)
+{
+        char path[PATH_MAX + 32];
+        struct stat st;
+        int fd = -EBADF;
+
+        umask(022);
+        snprintf(path, sizeof(path), "%s/state", dir_path);
+        ck_assert_int_eq(state_dir_open(path, &fd), 0);
+        ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        ck_assert_int_eq(st.st_mode & 07777, 0700);
+        ck_assert_uint_eq(st.st_uid, geteuid());
+        close(fd);
+
+        /* Existing, and readable by others, is fine. */
+        ck_assert_int_eq(fchmodat(dir_fd, "state", 0755, 0), 0);
+        ck_assert_int_eq(state_dir_open(path, &fd), 0);
+        close(fd);
+        fd = -EBADF;
+
+        ck_assert_int_eq(fchmodat(dir_fd, "state", 0777, 0), 0);
+        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
+        ck_assert_int_eq(fchmodat(dir_fd, "state", 0720, 0), 0);
+        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
+        ck_assert_int_eq(fchmodat(dir_fd, "state", 0702, 0), 0);
+        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
+        ck_assert_int_eq(fd, -EBADF);
+}
+END_TEST
+
+START_TEST(test_state_dir_open_refuses)
+{
+        char path[PATH_MAX + 32];
+        int fd = -EBADF, r;
+
+        tmptree_mkdir(dir_fd, "real");
+        ck_assert_int_eq(fchmodat(dir_fd, "real", 0700, 0), 0);
+        ck_assert_int_eq(symlinkat("real", dir_fd, "link"), 0);
+        snprintf(path, sizeof(path), "%s/link", dir_path);
+        r = state_dir_open(path, &fd);
+        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "symlink: %d", r);
+        snprintf(path, sizeof(path), "%s/link/", dir_path);
+        ck_assert_int_eq(state_dir_open(path, &fd), -EINVAL);
+        ck_assert_int_eq(state_dir_open("", &fd), -EINVAL);
+
+        tmptree_put(dir_fd, "file", "");
+        snprintf(path, sizeof(path), "%s/file", dir_path);
+        ck_assert_int_eq(state_dir_open(path, &fd), -ENOTDIR);
+
+        /* Only the last component is created. */
+        snprintf(path, sizeof(path), "%s/missing/state", dir_path);
+        ck_assert_int_eq(state_dir_open(path, &fd), -ENOENT);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 3);
+
+        /* Owned by someone else. Only root can give a directory away. */
+        if (geteuid() == 0) {
+                ck_assert_int_eq(fchownat(dir_fd, "real", 65534, 65534, 0), 0);
+                snprintf(path, sizeof(path), "%s/real", dir_path);
+                ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
+        }
+        ck_assert_int_eq(fd, -EBADF);
+}
+END_TEST
+
+static Suite *state_suite(void)
+{
+        Suite *s = suite_create("state");
+        TCase *tc = tcase_create("state");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_format_exact);
+        tcase_add_test(tc, test_format_refuses);
+        tcase_add_test(tc, test_add_find_drop);
+        tcase_add_test(tc, test_parse_refuses);
+        tcase_add_test(tc, test_load_refuses);
+        tcase_add_test(tc, test_load_removes_leftover_tmp);
+        tcase_add_test(tc, test_save_fails_midway);
+        tcase_add_test(tc, test_save_blocked_tmp);
+        tcase_add_test(tc, test_save_tmp_symlink_not_followed);
+        tcase_add_test(tc, test_state_dir_open);
+        tcase_add_test(tc, test_state_dir_open_refuses);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return tmptree_run(state_suite());
+}
