@@ -179,13 +179,17 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
         const char *manager = annotation(s, "io.container.manager");
         const char *uid;
 
-        /* CRI-O always overwrites io.container.manager and the kubelet's
-         * io.kubernetes.* keys; containerd always writes io.kubernetes.cri.*
-         * after pass-through annotations. Trust only the detected runtime's keys. */
-        if (manager && strcmp(manager, "cri-o") == 0)
-                id.runtime = POD_RUNTIME_CRIO;
-        else if (annotation(s, "io.kubernetes.cri.container-type"))
+        /* containerd always writes io.kubernetes.cri.* after pass-through
+         * annotations, and CRI-O strips io.kubernetes.cri.container-type from
+         * pod annotations, so that key tells containerd first: a containerd
+         * admin passing every pod annotation through cannot let a pod claim
+         * io.container.manager=cri-o. CRI-O always overwrites
+         * io.container.manager and the kubelet's io.kubernetes.* keys. Trust
+         * only the detected runtime's keys. */
+        if (annotation(s, "io.kubernetes.cri.container-type"))
                 id.runtime = POD_RUNTIME_CONTAINERD;
+        else if (manager && strcmp(manager, "cri-o") == 0)
+                id.runtime = POD_RUNTIME_CRIO;
         else
                 id.runtime = POD_RUNTIME_OTHER;
 

@@ -42,10 +42,9 @@ struct pod_identity {
         const char *container_name;
 };
 
-/* Finds the pod identity as oci-hooks.md §3.4 describes, per runtime: CRI-O
- * (io.container.manager = cri-o) uses io.kubernetes.pod.uid; containerd
- * (io.kubernetes.cri.container-type present) uses io.kubernetes.cri.sandbox-uid;
- * anything else io.kubernetes.pod.uid. Only the detected runtime's keys are
+/* Finds the pod identity per runtime: containerd (io.kubernetes.cri.container-type
+ * present) uses io.kubernetes.cri.sandbox-uid; CRI-O (io.container.manager =
+ * cri-o) uses io.kubernetes.pod.uid; anything else io.kubernetes.pod.uid. Only the detected runtime's keys are
  * consulted, so a user-added key of another runtime cannot spoof identity.
  * 1 and *ret when the container belongs to a pod; 0 when it has no pod UID
  * (not ours); -EINVAL when the UID is present but malformed. */

@@ -298,14 +298,16 @@ START_TEST(test_identity_spoofing)
         struct pod_identity id;
         struct oci_state s;
 
-        /* A CRI-O pod annotated with containerd's keys keeps CRI-O's UID and namespace. */
+        /* A CRI-O pod annotated with containerd's keys keeps CRI-O's UID and
+         * namespace (CRI-O strips io.kubernetes.cri.container-type itself). */
         identity_fixture("runc-crio-spoofed-createRuntime.json", 1, &s, &id);
         ck_assert_int_eq(id.runtime, POD_RUNTIME_CRIO);
         ck_assert_str_eq(id.uid, POD_UID);
         ck_assert_str_eq(id.namespace, "shop");
         oci_state_done(&s);
 
-        /* A containerd pod passing io.kubernetes.pod.* through keeps containerd's. */
+        /* A containerd pod passing io.kubernetes.pod.* and io.container.manager
+         * through keeps containerd's. */
         identity_fixture("runc-containerd-spoofed-createRuntime.json", 1, &s, &id);
         ck_assert_int_eq(id.runtime, POD_RUNTIME_CONTAINERD);
         ck_assert_str_eq(id.uid, CTRD_UID);
