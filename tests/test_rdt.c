@@ -3,7 +3,6 @@
  * What the fake cannot show: mkdir creates no tasks file (tests create it),
  * a tasks write cannot fail per id (ESRCH of an exiting thread), and the
  * RMID limit; the FUSE emulator covers those. */
-#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
