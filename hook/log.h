@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The hook's only logger: syslog (ident resctrl-mon-hook) and/or stderr, since
+ * runtimes often send a hook's stderr to /dev/null. Every line carries the
+ * stage and the container id. */
+#pragma once
+
+#include <stdbool.h>
+#include <syslog.h>
+
+/* Until log_setup() runs, messages go to stderr at LOG_INFO and above. */
+void log_setup(int max_level, bool to_syslog, bool to_stderr);
+void log_set_context(const char *stage, const char *container_id);
+bool log_enabled(int level);
+
+/* Logs "message: strerror(error)" (or just the message when error is 0) and
+ * returns -abs(error), so that callers can log and return in one step. */
+int log_full_errno(int level, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define log_error_errno(error, ...) log_full_errno(LOG_ERR, (error), __VA_ARGS__)
+#define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, (error), __VA_ARGS__)
+#define log_error(...) ((void) log_full_errno(LOG_ERR, 0, __VA_ARGS__))
+#define log_warning(...) ((void) log_full_errno(LOG_WARNING, 0, __VA_ARGS__))
+#define log_info(...) ((void) log_full_errno(LOG_INFO, 0, __VA_ARGS__))
+#define log_debug(...) ((void) log_full_errno(LOG_DEBUG, 0, __VA_ARGS__))

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "lock.h"
+#include "log.h"
+#include "macro.h"
+#include "proc.h"
+#include "rdt.h"
+#include "stage.h"
+#include "state.h"
+#include "filter.h"
+
+/* Everything held open while one invocation works on one pod. Lock order:
+ * the pod lock first, then (briefly, around each resctrl change) the resctrl
+ * root lock; never the other way round. */
+struct pod_session {
+        int root_fd;
+        int state_fd;
+        int lock_fd;
+        char lock_name[POD_UID_LEN + sizeof(".lock")];
+        struct pod_state st;
+        bool loaded; /* st holds what is on disk (or nothing was there) */
+        bool dirty;  /* st differs from what is on disk */
+};
+
+#define POD_SESSION_INIT {.root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF}
+
+static int session_open(const struct hook_ctx *ctx, struct pod_session *s)
+{
+        const struct config *c = ctx->config;
+        const char *uid = ctx->pod->uid;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        r = rdt_open(c->resctrl_path, c->require_resctrl_fs, &s->root_fd);
+        if (r == -ENOMEDIUM)
+                return log_error_errno(r, "'%s' is not a resctrl mount", c->resctrl_path);
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "resctrl at '%s' has no monitoring (no mon_groups)",
+                                       c->resctrl_path);
+        if (r < 0)
+                return log_error_errno(r, "cannot open resctrl at '%s'", c->resctrl_path);
+
+        r = state_dir_open(c->state_dir, &s->state_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open state directory '%s'", c->state_dir);
+
+        (void) snprintf(s->lock_name, sizeof(s->lock_name), "%s.lock", uid);
+        r = lock_file_acquire(s->state_fd, s->lock_name, c->lock_timeout_ms, &s->lock_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot lock pod %s within %u ms", uid,
+                                       c->lock_timeout_ms);
+
+        r = pod_state_load(s->state_fd, uid, &s->st, &why);
+        if (r == -EBADMSG)
+                return log_error_errno(r, "state of pod %s is invalid (%s)", uid, why);
+        if (r < 0 && r != -ENOENT)
+                return log_error_errno(r, "cannot load state of pod %s", uid);
+        s->loaded = true;
+        return 0;
+}
+
+/* Saves the pod's state if it changed, or removes it together with the lock
+ * file when nothing is left to remember, then releases the pod lock. State
+ * that could not be loaded is never touched. */
+static int session_close(const struct hook_ctx *ctx, struct pod_session *s)
+{
+        const char *uid = ctx->pod->uid;
+        int r = 0;
+
+        if (s->loaded) {
+                if (s->st.n_members == 0 && s->st.n_groups == 0) {
+                        r = pod_state_remove(s->state_fd, uid);
+                        if (r < 0)
+                                log_warning_errno(r, "cannot remove state of pod %s", uid);
+                        lock_file_release_and_unlink(s->state_fd, s->lock_name, TAKE_FD(s->lock_fd));
+                } else if (s->dirty) {
+                        r = pod_state_save(s->state_fd, uid, &s->st);
+                        if (r < 0)
+                                log_error_errno(r, "cannot save state of pod %s", uid);
+                }
+        }
+        pod_state_done(&s->st);
+        closep(&s->lock_fd);
+        closep(&s->state_fd);
+        closep(&s->root_fd);
+        return r;
+}
+
+static const char *ctrl_display(const char *ctrl)
+{
+        return strcmp(ctrl, "/") == 0 ? "the root control group" : ctrl;
+}
+
+/* The control group the container's init is in: the kernel says so in
+ * /proc/<pid>/cpu_resctrl_groups where it has that file; otherwise the runtime
+ * put it where config.json's linux.intelRdt says; otherwise it is the root. */
+static int resolve_ctrl_group(const struct hook_ctx *ctx, const struct oci_intel_rdt *intel_rdt,
+                              char **ret)
+{
+        char *ctrl = NULL;
+        int r;
+
+        r = rdt_task_ctrl_group(ctx->proc_fd, ctx->state->pid, &ctrl);
+        if (r >= 0) {
+                *ret = ctrl;
+                return 0;
+        }
+        if (r != -ENOENT && r != -ENODATA)
+                return log_error_errno(r, "cannot read the control group of pid %d",
+                                       ctx->state->pid);
+
+        ctrl = strdup(intel_rdt->present ? intel_rdt->ctrl_group : "/");
+        if (!ctrl)
+                return log_error_errno(-ENOMEM, "out of memory");
+        *ret = ctrl;
+        return 0;
+}
+
+/* Reads linux.intelRdt from the bundle. A bundle without config.json (or a
+ * state without a bundle) simply has none. */
+static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
+{
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        *ret = (struct oci_intel_rdt){0};
+        if (!ctx->state->bundle)
+                return 0;
+        r = oci_bundle_intel_rdt(ctx->state->bundle, ctx->state->id, ret, &why);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -EINVAL)
+                return log_error_errno(r, "bundle '%s': %s", ctx->state->bundle, why);
+        if (r < 0)
+                return log_error_errno(r, "cannot read config.json of bundle '%s'",
+                                       ctx->state->bundle);
+        return 0;
+}
+
+/* Puts the threads of the other live members of (pod, ctrl) back into a group
+ * that had to be re-created: someone removed it, which moved them out. */
+static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                const struct member *m = &s->st.members[i];
+                uint64_t start_time;
+                int r;
+
+                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
+                    strcmp(m->id, ctx->state->id) == 0)
+                        continue;
+                if (proc_start_time(ctx->proc_fd, m->pid, &start_time) < 0 ||
+                    start_time != m->start_time)
+                        continue; /* gone: its poststop or gc will drop it */
+                r = rdt_mon_group_add_process(s->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid,
+                                              m->pid, NULL);
+                if (r < 0)
+                        log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
+                                          m->id, m->pid);
+        }
+}
+
+/* Builds "what: kernel status" for an unmonitored member's record. */
+static int unmonitored_reason(const char *what, const char *status, char **ret)
+{
+        if (asprintf(ret, "%s%s%s", what, status ? ": " : "", status ? status : "") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* mkdir the pod's group in ctrl (if missing) and move the init's threads into
+ * it, under the resctrl lock. 1 when the container is monitored; 0 when it
+ * cannot be (out of RMIDs, class mismatch, control group gone), with
+ * *ret_reason; -errno on errors. Leaves no group behind that this call made
+ * and could not use. */
+static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                      bool recorded, char **ret_reason)
+{
+        const char *uid = ctx->pod->uid;
+        _cleanup_free_ char *status = NULL;
+        unsigned budget = 0;
+        int r, created;
+
+        r = rdt_lock(s->root_fd, ctx->config->lock_timeout_ms);
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       ctx->config->lock_timeout_ms);
+
+        created = rdt_mon_group_create(s->root_fd, ctrl, uid, &status);
+        if (created == -ENOSPC || created == -EBUSY) {
+                (void) rdt_rmid_budget(s->root_fd, &budget);
+                log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
+                            "container starts unmonitored",
+                            uid, ctrl_display(ctrl), strerror(-created), status ? status : "?",
+                            budget);
+                r = unmonitored_reason(created == -EBUSY ? "out of RMIDs, some in limbo (EBUSY)"
+                                                         : "out of RMIDs (ENOSPC)",
+                                       status, ret_reason);
+                goto unlock;
+        }
+        if (created == -ENOENT) {
+                log_warning("control group '%s' does not exist; container starts unmonitored",
+                            ctrl);
+                r = unmonitored_reason("control group missing", ctrl, ret_reason);
+                goto unlock;
+        }
+        if (created < 0) {
+                r = log_error_errno(created, "cannot create group for pod %s in %s", uid,
+                                    ctrl_display(ctrl));
+                goto unlock;
+        }
+        if (created && recorded) {
+                log_warning("group of pod %s in %s was removed by someone else; re-created it",
+                            uid, ctrl_display(ctrl));
+                rejoin_members(ctx, s, ctrl);
+        }
+
+        free(status);
+        status = NULL;
+        r = rdt_mon_group_add_process(s->root_fd, ctx->proc_fd, ctrl, uid, ctx->state->pid,
+                                      &status);
+        if (r >= 0) {
+                r = 1;
+                goto unlock;
+        }
+        if (created && rdt_mon_group_is_empty(s->root_fd, ctrl, uid) == 1)
+                (void) rdt_mon_group_remove(s->root_fd, ctrl, uid);
+        if (r == -EINVAL) {
+                log_warning("pid %d is not in %s (%s); container starts unmonitored",
+                            ctx->state->pid, ctrl_display(ctrl), status ? status : "?");
+                r = unmonitored_reason("class mismatch", status, ret_reason);
+        } else {
+                r = log_error_errno(r, "cannot move pid %d into the group of pod %s (%s)",
+                                    ctx->state->pid, uid, status ? status : "?");
+        }
+unlock:
+        rdt_unlock(s->root_fd);
+        return r;
+}
+
+/* Records the member (and the group it will be in) before touching resctrl,
+ * so that a hook killed at any point leaves state that names everything it
+ * may have created. */
+static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                         uint64_t start_time)
+{
+        int r;
+
+        r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
+        if (r >= 0 && !pod_state_find_group(&s->st, ctrl))
+                r = pod_state_add_group(&s->st, ctrl, true);
+        if (r >= 0)
+                r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid,
+                                         start_time, true, NULL);
+        if (r < 0)
+                return log_error_errno(r, "out of memory");
+
+        s->dirty = true;
+        r = pod_state_save(s->state_fd, ctx->pod->uid, &s->st);
+        if (r < 0)
+                return log_error_errno(r, "cannot save state of pod %s", ctx->pod->uid);
+        s->dirty = false;
+        return 0;
+}
+
+/* Is this container already recorded for this very process? Then a second
+ * run (prestart and createRuntime both registered, a retry) changes nothing. */
+static bool already_member(const struct hook_ctx *ctx, struct pod_session *s, uint64_t start_time)
+{
+        const struct member *m = pod_state_find_member(&s->st, ctx->state->id);
+
+        if (!m)
+                return false;
+        if (m->pid == ctx->state->pid && m->start_time == start_time)
+                return true;
+        /* Same id, another process: the old one is gone; record the new one. */
+        pod_state_drop_member(&s->st, ctx->state->id);
+        s->dirty = true;
+        return false;
+}
+
+static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                             const char **ret_outcome)
+{
+        _cleanup_free_ char *reason = NULL;
+        uint64_t start_time;
+        bool recorded;
+        int r;
+
+        r = proc_start_time(ctx->proc_fd, ctx->state->pid, &start_time);
+        if (r < 0)
+                return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
+
+        if (already_member(ctx, s, start_time)) {
+                *ret_outcome = "already recorded";
+                return 0;
+        }
+
+        recorded = pod_state_find_group(&s->st, ctrl) != NULL;
+        r = record_intent(ctx, s, ctrl, start_time);
+        if (r >= 0)
+                r = join_group(ctx, s, ctrl, recorded, &reason);
+        if (r == 1) {
+                *ret_outcome = "monitored";
+                return 0;
+        }
+
+        /* Undo the intent: the member, and the group if this call added it. */
+        if (!recorded)
+                pod_state_drop_group(&s->st, ctrl);
+        pod_state_drop_member(&s->st, ctx->state->id);
+        s->dirty = true;
+        if (r < 0)
+                return r;
+
+        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
+                                 false, reason);
+        if (r < 0)
+                return log_error_errno(r, "out of memory");
+        *ret_outcome = "unmonitored";
+        return 0;
+}
+
+int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
+{
+        _cleanup_(oci_intel_rdt_done) struct oci_intel_rdt intel_rdt = {0};
+        struct pod_session s = POD_SESSION_INIT;
+        _cleanup_free_ char *ctrl = NULL;
+        const char *why;
+        int r, q;
+
+        if (ctx->state->pid <= 0)
+                return log_error_errno(-EINVAL, "state has no pid at createRuntime");
+
+        if (!pod_filter_match(ctx->config, ctx->state, ctx->pod, &why)) {
+                log_debug("pod %s not selected: %s", ctx->pod->uid, why);
+                *ret_outcome = "filtered";
+                return 0;
+        }
+
+        r = read_intel_rdt(ctx, &intel_rdt);
+        if (r < 0)
+                return r;
+        if (intel_rdt.enable_monitoring &&
+            ctx->config->runtime_monitoring == RUNTIME_MONITORING_SKIP) {
+                log_debug("linux.intelRdt.enableMonitoring is set: the runtime monitors it");
+                *ret_outcome = "runtime monitors it";
+                return 0;
+        }
+
+        r = resolve_ctrl_group(ctx, &intel_rdt, &ctrl);
+        if (r < 0)
+                return r;
+
+        r = session_open(ctx, &s);
+        if (r >= 0)
+                r = create_in_session(ctx, &s, ctrl, ret_outcome);
+        q = session_close(ctx, &s);
+        return r < 0 ? r : q;
+}
+
+static bool has_monitored_member(const struct pod_state *st, const char *ctrl)
+{
+        for (size_t i = 0; i < st->n_members; i++)
+                if (st->members[i].monitored && strcmp(st->members[i].ctrl, ctrl) == 0)
+                        return true;
+        return false;
+}
+
+/* The last monitored member of (pod, ctrl) is gone: remove the group, unless
+ * it still has tasks (rmdir would silently move them out of monitoring) or
+ * it is not the hook's own. */
+static int leave_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                       const char **ret_outcome)
+{
+        const char *uid = ctx->pod->uid;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        int r, empty;
+
+        if (!g)
+                return 0;
+        if (!g->owned) {
+                pod_state_drop_group(&s->st, ctrl);
+                return 0;
+        }
+
+        r = rdt_lock(s->root_fd, ctx->config->lock_timeout_ms);
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       ctx->config->lock_timeout_ms);
+        empty = rdt_mon_group_is_empty(s->root_fd, ctrl, uid);
+        if (empty == 1)
+                r = rdt_mon_group_remove(s->root_fd, ctrl, uid);
+        rdt_unlock(s->root_fd);
+
+        if (empty == -ENOENT || (empty == 1 && r >= 0)) {
+                pod_state_drop_group(&s->st, ctrl);
+                *ret_outcome = "group removed";
+                return 0;
+        }
+        if (empty == 0) {
+                log_warning("group of pod %s in %s still has tasks; kept", uid,
+                            ctrl_display(ctrl));
+                *ret_outcome = "group kept";
+                return 0;
+        }
+        if (empty < 0)
+                return log_error_errno(empty, "cannot read the tasks of pod %s's group in %s",
+                                       uid, ctrl_display(ctrl));
+        return log_error_errno(r, "cannot remove the group of pod %s in %s", uid,
+                               ctrl_display(ctrl));
+}
+
+static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s,
+                               const char **ret_outcome)
+{
+        _cleanup_free_ char *ctrl = NULL;
+        struct member *m = pod_state_find_member(&s->st, ctx->state->id);
+
+        if (!m) {
+                *ret_outcome = "not recorded";
+                return 0;
+        }
+        ctrl = strdup(m->ctrl);
+        if (!ctrl)
+                return log_error_errno(-ENOMEM, "out of memory");
+        pod_state_drop_member(&s->st, ctx->state->id);
+        s->dirty = true;
+        *ret_outcome = "member dropped";
+
+        if (has_monitored_member(&s->st, ctrl))
+                return 0;
+        return leave_group(ctx, s, ctrl, ret_outcome);
+}
+
+int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome)
+{
+        struct pod_session s = POD_SESSION_INIT;
+        _cleanup_free_ char *path = NULL;
+        int r, q;
+
+        /* A pod without state has nothing to drop; do not make a lock file for it. */
+        if (asprintf(&path, "%s/%s.members", ctx->config->state_dir, ctx->pod->uid) < 0)
+                return log_error_errno(-ENOMEM, "out of memory");
+        if (access(path, F_OK) < 0 && errno == ENOENT) {
+                *ret_outcome = "not recorded";
+                return 0;
+        }
+
+        r = session_open(ctx, &s);
+        if (r >= 0)
+                r = poststop_in_session(ctx, &s, ret_outcome);
+        q = session_close(ctx, &s);
+        return r < 0 ? r : q;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the hook does at each stage, for one container of one pod. */
+#pragma once
+
+#include "config.h"
+#include "oci.h"
+
+struct hook_ctx {
+        const struct config *config;
+        const struct oci_state *state;
+        const struct pod_identity *pod;
+        int proc_fd;
+};
+
+/* createRuntime/prestart: put the container's init into the pod's monitoring
+ * group and record it as a member. 0 when done or deliberately not done (the
+ * container then starts unmonitored; *ret_outcome says why); -errno on an
+ * error, already logged, which failurePolicy turns into an exit status. */
+int stage_create(const struct hook_ctx *ctx, const char **ret_outcome);
+
+/* poststop: drop the container from the pod's members and remove the group
+ * when its last member is gone. Errors are logged and returned, but the
+ * caller exits 0 whatever happens. */
+int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome);
