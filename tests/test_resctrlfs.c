@@ -307,15 +307,17 @@ struct threaded {
 struct thread_arg {
         int report_fd;
         int quit_fd;
+        pid_t report[2]; /* index, tid: threads report in any order */
 };
 
 static void *thread_main(void *p)
 {
-        const struct thread_arg *a = p;
-        pid_t tid = gettid();
+        struct thread_arg *a = p;
         char c;
 
-        if (write(a->report_fd, &tid, sizeof(tid)) != sizeof(tid) || read(a->quit_fd, &c, 1) < 0)
+        a->report[1] = gettid();
+        if (write(a->report_fd, a->report, sizeof(a->report)) != sizeof(a->report) ||
+            read(a->quit_fd, &c, 1) < 0)
                 _exit(1);
         return NULL;
 }
@@ -335,7 +337,7 @@ static void spawn_threaded(struct threaded *t)
 
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 for (size_t i = 0; i < ELEMENTSOF(args); i++) {
-                        args[i] = (struct thread_arg){report[1], quit[i][0]};
+                        args[i] = (struct thread_arg){report[1], quit[i][0], {(pid_t) i}};
                         if (pthread_create(&th, NULL, thread_main, &args[i]) != 0)
                                 _exit(1);
                         (void) pthread_detach(th);
@@ -345,7 +347,11 @@ static void spawn_threaded(struct threaded *t)
         }
         children[n_children++] = t->pid;
         for (size_t i = 0; i < ELEMENTSOF(t->tids); i++) {
-                ck_assert_int_eq(read(report[0], &t->tids[i], sizeof(pid_t)), sizeof(pid_t));
+                pid_t got[2];
+
+                ck_assert_int_eq(read(report[0], got, sizeof(got)), sizeof(got));
+                ck_assert(got[0] >= 0 && got[0] < (pid_t) ELEMENTSOF(t->tids));
+                t->tids[got[0]] = got[1];
                 t->quit_fds[i] = quit[i][1];
                 (void) close(quit[i][0]);
         }
