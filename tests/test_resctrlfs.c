@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/sched.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -420,6 +422,7 @@ START_TEST(test_layout_groups)
         ck_assert_int_eq(mkdirat(root_fd, "g/mon_groups/m", 0700), 0);
         ck_assert_int_eq(mkdirat(root_fd, "mon_groups/r", 0777), 0);
 
+        assert_entries(".", "cpus cpus_list g info mode mon_data mon_groups schemata size tasks");
         assert_entries("g", "cpus cpus_list mode mon_data mon_groups schemata size tasks");
         assert_entries("g/mon_groups", "m");
         assert_entries("g/mon_data", "mon_L3_00 mon_L3_01");
@@ -992,6 +995,46 @@ START_TEST(test_tasks_read_snapshot)
 }
 END_TEST
 
+/* A process made with exactly the given pid (clone3 with set_tid). */
+static pid_t spawn_with_pid(pid_t pid)
+{
+        struct clone_args args = {
+            .exit_signal = SIGCHLD,
+            .set_tid = (uintptr_t) &pid,
+            .set_tid_size = 1,
+        };
+        long r = syscall(SYS_clone3, &args, sizeof(args));
+
+        ck_assert_msg(r >= 0, "clone3 pid %d: %s", (int) pid, strerror(errno));
+        if (r == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                        pause();
+        }
+        children[n_children++] = (pid_t) r;
+        return (pid_t) r;
+}
+
+/* A reused id is another thread: it starts out untracked, in the root. */
+START_TEST(test_tasks_pid_reuse)
+{
+        pid_t a = sleeper();
+
+        emu_mount(NULL);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
+        move("g/tasks", a);
+        reap(a);
+        /* /proc/<pid>/stat's start time counts clock ticks: let a few pass. */
+        sleep_ms(50);
+        ck_assert_int_eq(spawn_with_pid(a), a);
+        ck_assert(!lists("g/tasks", a));
+        ck_assert_int_eq(write_at("g/mon_groups/m/tasks", fmt("%d", a)), -EINVAL);
+        move("tasks", a);
+        ck_assert(lists("tasks", a));
+}
+END_TEST
+
 START_TEST(test_tasks_root_lists_tracked)
 {
         pid_t a = sleeper(), b = sleeper();
@@ -1301,6 +1344,7 @@ static Suite *resctrlfs_suite(void)
             {"tasks_cross_parent", test_tasks_cross_parent},
             {"tasks_threads", test_tasks_threads},
             {"tasks_read_snapshot", test_tasks_read_snapshot},
+            {"tasks_pid_reuse", test_tasks_pid_reuse},
             {"tasks_root_lists_tracked", test_tasks_root_lists_tracked},
             {"group_removed_while_open", test_group_removed_while_open},
             {"rename", test_rename},

@@ -659,7 +659,8 @@ static int fs_mkdir(const char *path, mode_t mode)
         /* rdtgroup_mkdir(): before anything else, and without touching the status. */
         if (strchr(name, '\n'))
                 return -EINVAL;
-        mode &= 01777 & ~ctx->umask;
+        /* The kernel applied the umask already (no FUSE_CAP_DONT_MASK). */
+        mode &= 01777;
         if (dir.kind == NODE_INFO_DIR || dir.kind == NODE_INFO_RES_DIR)
                 return -ENODEV;
         if (dir.kind == NODE_GROUP_DIR && dir.g == model_root(fs->m))
@@ -681,8 +682,6 @@ static int fs_rmdir(const char *path)
         r = resolve(fs, path, &n);
         if (r < 0)
                 return r;
-        if (!node_is_dir(&n))
-                return -ENOTDIR;
         if (n.kind != NODE_GROUP_DIR || n.g == model_root(fs->m))
                 return -EPERM;
         model_rmdir(fs->m, n.g);

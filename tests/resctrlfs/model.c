@@ -615,16 +615,13 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
 ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, size_t len,
                           pid_t caller_tid)
 {
-        char text[4096 + 1];
+        /* kernfs hands over the buffer as a C string: it ends at a NUL. */
+        _cleanup_free_ char *text = strndup(buf, len);
         char *p = text;
         int r = 0;
 
-        /* kernfs: atomic_write_len is PAGE_SIZE, checked before the handler. */
-        if (len > 4096)
-                return -E2BIG;
-        memcpy(text, buf, len);
-        text[len] = '\0';
-
+        if (!text)
+                return -ENOMEM;
         model_status_clear(m);
         model_refresh(m);
         while (p && p[0] != '\0' && p[0] != '\n') {

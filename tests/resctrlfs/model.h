@@ -89,8 +89,8 @@ void model_rmdir(struct model *m, struct group *g);
 int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl,
                      const char *new_name);
 
-/* One write(2) of buf to g's tasks. Returns len or -errno. caller_tid stands
- * for "0". */
+/* One write(2) of buf to g's tasks (the caller enforces kernfs' 4096-byte
+ * limit). Returns len or -errno. caller_tid stands for "0". */
 ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, size_t len,
                           pid_t caller_tid);
 /* g's tasks file content (malloc'd). */
