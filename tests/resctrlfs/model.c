@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "macro.h"
+#include "model.h"
+
+/* The emulated cache: a 12-bit CBM of 1 MiB ways (info/L3/cbm_mask "fff"). */
+#define L3_CACHE_BYTES (12ULL << 20)
+/* Made-up but fixed rates, per live task on an RMID. */
+#define LLC_BYTES_PER_TASK (1ULL << 20)
+#define MBM_TOTAL_BYTES_PER_USEC 1000ULL /* about 1 GB/s */
+#define MBM_LOCAL_BYTES_PER_USEC 750ULL
+#define USEC_PER_SEC 1000000ULL
+
+enum rmid_state {
+        RMID_FREE,
+        RMID_USED,
+        RMID_LIMBO,
+};
+
+struct rmid {
+        enum rmid_state state;
+        uint64_t free_seq;   /* position in the kernel's free LRU list */
+        int64_t limbo_until; /* now_usec() at which a limbo RMID is clean */
+};
+
+/* A thread that was written to some tasks file. Untracked threads are in the
+ * root group and no MON group, like every thread the kernel has not moved. */
+struct task {
+        pid_t tid;
+        uint64_t start_time; /* /proc/<tid>/stat field 22: tells a reused id */
+        struct group *ctrl;
+        struct group *mon;
+};
+
+struct model {
+        struct model_config cfg;
+        struct group *groups; /* the root first, then in creation order */
+        uint64_t next_group_id;
+        struct rmid *rmids;
+        uint64_t next_free_seq;
+        bool *closid_used;
+        struct task *tasks;
+        size_t n_tasks;
+        size_t cap_tasks;
+        char status[MODEL_STATUS_MAX];
+        size_t status_len;
+        unsigned max_threshold;
+        int proc_fd;
+};
+
+static struct group *group_new(struct model *m, enum group_type type, const char *name, mode_t mode)
+{
+        struct group *g = calloc(1, sizeof(*g));
+
+        if (!g)
+                return NULL;
+        g->name = strdup(name);
+        if (!g->name) {
+                free(g);
+                return NULL;
+        }
+        g->id = ++m->next_group_id;
+        g->type = type;
+        g->mode = mode;
+        g->last_usec = now_usec();
+        return g;
+}
+
+static void group_free(struct group *g)
+{
+        if (g) {
+                free(g->name);
+                free(g);
+        }
+}
+
+int model_new(const struct model_config *cfg, struct model **ret)
+{
+        struct model *m;
+
+        if (cfg->num_rmids < 1 || cfg->num_closids < 1 || cfg->l3_domains < 1)
+                return -EINVAL;
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->cfg = *cfg;
+        m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        m->rmids = calloc(cfg->num_rmids, sizeof(*m->rmids));
+        m->closid_used = calloc(cfg->num_closids, sizeof(*m->closid_used));
+        m->groups = group_new(m, GROUP_CTRL, "", 0555);
+        if (m->proc_fd < 0 || !m->rmids || !m->closid_used || !m->groups) {
+                model_free(m);
+                return -ENOMEM;
+        }
+        /* The free list starts in index order; RMID 0 and CLOSID 0 are the root's. */
+        for (unsigned i = 0; i < cfg->num_rmids; i++)
+                m->rmids[i].free_seq = m->next_free_seq++;
+        m->rmids[0].state = RMID_USED;
+        m->closid_used[0] = true;
+        m->max_threshold = (unsigned) (L3_CACHE_BYTES / cfg->num_rmids) & ~63U;
+        *ret = m;
+        return 0;
+}
+
+void model_free(struct model *m)
+{
+        if (!m)
+                return;
+        while (m->groups) {
+                struct group *g = m->groups;
+
+                m->groups = g->next;
+                group_free(g);
+        }
+        if (m->proc_fd >= 0)
+                (void) close(m->proc_fd);
+        free(m->rmids);
+        free(m->closid_used);
+        free(m->tasks);
+        free(m);
+}
+
+const struct model_config *model_config(const struct model *m)
+{
+        return &m->cfg;
+}
+
+struct group *model_root(struct model *m)
+{
+        return m->groups;
+}
+
+struct group *model_groups(struct model *m)
+{
+        return m->groups;
+}
+
+struct group *model_group_by_id(struct model *m, uint64_t id)
+{
+        for (struct group *g = m->groups; g; g = g->next)
+                if (g->id == id)
+                        return g;
+        return NULL;
+}
+
+struct group *model_find_ctrl(struct model *m, const char *name)
+{
+        for (struct group *g = m->groups->next; g; g = g->next)
+                if (g->type == GROUP_CTRL && strcmp(g->name, name) == 0)
+                        return g;
+        return NULL;
+}
+
+struct group *model_find_mon(struct model *m, const struct group *ctrl, const char *name)
+{
+        for (struct group *g = m->groups; g; g = g->next)
+                if (g->parent == ctrl && strcmp(g->name, name) == 0)
+                        return g;
+        return NULL;
+}
+
+/* ---- last_cmd_status ---- */
+
+const char *model_status(const struct model *m)
+{
+        return m->status_len ? m->status : "ok\n";
+}
+
+void model_status_clear(struct model *m)
+{
+        m->status_len = 0;
+        m->status[0] = '\0';
+}
+
+/* Appends, like rdt_last_cmd_printf() on its seq_buf; truncates when full. */
+void model_status_printf(struct model *m, const char *fmt, ...)
+{
+        size_t room = sizeof(m->status) - m->status_len;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(m->status + m->status_len, room, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                m->status_len += (size_t) n < room ? (size_t) n : room - 1;
+}
+
+/* ---- threads ---- */
+
+/* -ESRCH when the thread is gone. /proc/<tid> resolves any thread id, not only
+ * the thread-group leaders that readdir(/proc) shows. */
+static int thread_start_time(int proc_fd, pid_t tid, uint64_t *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        char path[32];
+        const char *p;
+        int r;
+
+        (void) snprintf(path, sizeof(path), "%d/stat", (int) tid);
+        r = read_small_file_at(proc_fd, path, 4096, &buf);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        /* comm may hold spaces and ')': the fields start after the last ')'. */
+        p = strrchr(buf, ')');
+        for (int field = 3; p && field <= 22; field++)
+                p = strchr(p + 1, ' ');
+        if (!p)
+                return -EBADMSG;
+        *ret = strtoull(p + 1, NULL, 10);
+        return 0;
+}
+
+static bool task_is_live(const struct model *m, const struct task *t)
+{
+        uint64_t start;
+
+        return thread_start_time(m->proc_fd, t->tid, &start) == 0 && start == t->start_time;
+}
+
+static struct task *task_find(struct model *m, pid_t tid)
+{
+        for (size_t i = 0; i < m->n_tasks; i++)
+                if (m->tasks[i].tid == tid)
+                        return &m->tasks[i];
+        return NULL;
+}
+
+static struct task *task_add(struct model *m, pid_t tid, uint64_t start_time)
+{
+        if (m->n_tasks == m->cap_tasks) {
+                size_t cap = m->cap_tasks ? m->cap_tasks * 2 : 64;
+                struct task *t = reallocarray(m->tasks, cap, sizeof(*t));
+
+                if (!t)
+                        return NULL;
+                m->tasks = t;
+                m->cap_tasks = cap;
+        }
+        m->tasks[m->n_tasks] = (struct task){
+            .tid = tid,
+            .start_time = start_time,
+            .ctrl = m->groups,
+        };
+        return &m->tasks[m->n_tasks++];
+}
+
+static struct group *task_rmid_group(const struct task *t)
+{
+        return t->mon ? t->mon : t->ctrl;
+}
+
+static void recount(struct model *m)
+{
+        for (struct group *g = m->groups; g; g = g->next)
+                g->live_tasks = 0;
+        for (size_t i = 0; i < m->n_tasks; i++)
+                task_rmid_group(&m->tasks[i])->live_tasks++;
+}
+
+void model_refresh(struct model *m)
+{
+        int64_t now = now_usec();
+        size_t kept = 0;
+
+        for (size_t i = 0; i < m->n_tasks; i++)
+                if (task_is_live(m, &m->tasks[i]))
+                        m->tasks[kept++] = m->tasks[i];
+        m->n_tasks = kept;
+        recount(m);
+        for (struct group *g = m->groups; g; g = g->next) {
+                if (now > g->last_usec)
+                        g->task_usec += (uint64_t) g->live_tasks * (uint64_t) (now - g->last_usec);
+                g->last_usec = now;
+        }
+}
+
+/* ---- CLOSIDs and RMIDs ---- */
+
+static int closid_alloc(struct model *m, unsigned *ret)
+{
+        for (unsigned i = 1; i < m->cfg.num_closids; i++)
+                if (!m->closid_used[i]) {
+                        m->closid_used[i] = true;
+                        *ret = i;
+                        return 0;
+                }
+        return -ENOSPC;
+}
+
+/* Stands in for the kernel's limbo worker (__check_limbo): a limbo RMID is
+ * clean limbo_ms after it was freed, then joins the tail of the free list. */
+static void limbo_reclaim(struct model *m)
+{
+        int64_t now = now_usec();
+
+        for (unsigned i = 0; i < m->cfg.num_rmids; i++)
+                if (m->rmids[i].state == RMID_LIMBO && m->rmids[i].limbo_until <= now) {
+                        m->rmids[i].state = RMID_FREE;
+                        m->rmids[i].free_seq = m->next_free_seq++;
+                }
+}
+
+/* resctrl_find_free_rmid(): the head of the free list, else EBUSY while some
+ * RMID is still in limbo, ENOSPC when none is. */
+static int rmid_alloc(struct model *m, unsigned *ret)
+{
+        struct rmid *best = NULL;
+        bool limbo = false;
+
+        limbo_reclaim(m);
+        for (unsigned i = 0; i < m->cfg.num_rmids; i++) {
+                struct rmid *r = &m->rmids[i];
+
+                limbo = limbo || r->state == RMID_LIMBO;
+                if (r->state == RMID_FREE && (!best || r->free_seq < best->free_seq))
+                        best = r;
+        }
+        if (!best)
+                return limbo ? -EBUSY : -ENOSPC;
+        best->state = RMID_USED;
+        *ret = (unsigned) (best - m->rmids);
+        return 0;
+}
+
+static void rmid_free(struct model *m, unsigned rmid)
+{
+        struct rmid *r = &m->rmids[rmid];
+
+        if (m->cfg.limbo_ms == 0) {
+                r->state = RMID_FREE;
+                r->free_seq = m->next_free_seq++;
+        } else {
+                r->state = RMID_LIMBO;
+                r->limbo_until = now_usec() + (int64_t) m->cfg.limbo_ms * 1000;
+        }
+}
+
+/* ---- groups ---- */
+
+static void group_append(struct model *m, struct group *g)
+{
+        struct group **p = &m->groups;
+
+        while (*p)
+                p = &(*p)->next;
+        *p = g;
+}
+
+static void group_unlink(struct model *m, struct group *g)
+{
+        for (struct group **p = &m->groups; *p; p = &(*p)->next)
+                if (*p == g) {
+                        *p = g->next;
+                        return;
+                }
+}
+
+int model_mkdir_ctrl(struct model *m, const char *name, mode_t mode, uid_t uid, gid_t gid,
+                     struct group **ret)
+{
+        unsigned closid, rmid;
+        struct group *g;
+        int r;
+
+        model_status_clear(m);
+        r = closid_alloc(m, &closid);
+        if (r < 0) {
+                model_status_printf(m, "Out of CLOSIDs\n");
+                return r;
+        }
+        r = rmid_alloc(m, &rmid);
+        if (r < 0) {
+                m->closid_used[closid] = false;
+                model_status_printf(m, "Out of RMIDs\n");
+                return r;
+        }
+        g = group_new(m, GROUP_CTRL, name, mode);
+        if (!g) {
+                m->closid_used[closid] = false;
+                rmid_free(m, rmid);
+                model_status_printf(m, "Kernel out of memory\n");
+                return -ENOSPC;
+        }
+        g->closid = closid;
+        g->rmid = rmid;
+        g->uid = uid;
+        g->gid = gid;
+        group_append(m, g);
+        if (ret)
+                *ret = g;
+        return 0;
+}
+
+int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_t mode, uid_t uid,
+                    gid_t gid, struct group **ret)
+{
+        struct group *g;
+        unsigned rmid;
+        int r;
+
+        model_status_clear(m);
+        r = rmid_alloc(m, &rmid);
+        if (r < 0) {
+                model_status_printf(m, "Out of RMIDs\n");
+                return r;
+        }
+        g = group_new(m, GROUP_MON, name, mode);
+        if (!g) {
+                rmid_free(m, rmid);
+                model_status_printf(m, "Kernel out of memory\n");
+                return -ENOSPC;
+        }
+        g->parent = ctrl;
+        g->closid = ctrl->closid;
+        g->rmid = rmid;
+        g->uid = uid;
+        g->gid = gid;
+        group_append(m, g);
+        if (ret)
+                *ret = g;
+        return 0;
+}
+
+static void mon_group_destroy(struct model *m, struct group *g)
+{
+        rmid_free(m, g->rmid);
+        group_unlink(m, g);
+        group_free(g);
+}
+
+void model_rmdir(struct model *m, struct group *g)
+{
+        struct group *root = m->groups;
+
+        model_refresh(m);
+        if (g->type == GROUP_MON) {
+                /* rdtgroup_rmdir_mon(): the tasks stay in the parent CTRL_MON group. */
+                for (size_t i = 0; i < m->n_tasks; i++)
+                        if (m->tasks[i].mon == g)
+                                m->tasks[i].mon = NULL;
+                mon_group_destroy(m, g);
+        } else {
+                /* rdtgroup_rmdir_ctrl(): every task with its CLOSID goes to the root. */
+                for (size_t i = 0; i < m->n_tasks; i++)
+                        if (m->tasks[i].ctrl == g) {
+                                m->tasks[i].ctrl = root;
+                                m->tasks[i].mon = NULL;
+                        }
+                for (struct group *c = root, *next; c; c = next) {
+                        next = c->next;
+                        if (c->parent == g)
+                                mon_group_destroy(m, c);
+                }
+                m->closid_used[g->closid] = false;
+                rmid_free(m, g->rmid);
+                group_unlink(m, g);
+                group_free(g);
+        }
+        recount(m);
+}
+
+int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl, const char *new_name)
+{
+        char *name;
+
+        model_status_clear(m);
+        if (!g || g->type != GROUP_MON) {
+                model_status_printf(m, "Source must be a MON group\n");
+                return -EPERM;
+        }
+        if (!new_ctrl || strcmp(new_name, "mon_groups") == 0) {
+                model_status_printf(m, "Destination must be a mon_groups subdirectory\n");
+                return -EPERM;
+        }
+        if (g->parent == new_ctrl && strcmp(g->name, new_name) == 0)
+                return 0;
+        if (model_find_mon(m, new_ctrl, new_name))
+                return -EEXIST;
+        name = strdup(new_name);
+        if (!name)
+                return -ENOMEM;
+        free(g->name);
+        g->name = name;
+        /* mongrp_reparent(): members take the new parent's CLOSID, keep the RMID. */
+        for (size_t i = 0; i < m->n_tasks; i++)
+                if (m->tasks[i].mon == g)
+                        m->tasks[i].ctrl = new_ctrl;
+        g->parent = new_ctrl;
+        g->closid = new_ctrl->closid;
+        return 0;
+}
+
+/* ---- tasks ---- */
+
+/* _kstrtoull() with base 0 and kstrtoull()'s leading '+': "0x" hex, leading
+ * "0" octal, one trailing newline allowed, anything else after the digits is
+ * an error. Values beyond 32 bits count as out of range. */
+static int parse_kstrtoull(const char *s, bool allow_plus, unsigned long long *ret)
+{
+        unsigned long long v = 0;
+        unsigned base = 10;
+        const char *digits;
+
+        if (allow_plus && *s == '+')
+                s++;
+        if (s[0] == '0') {
+                base = 8;
+                if (tolower((unsigned char) s[1]) == 'x' && isxdigit((unsigned char) s[2])) {
+                        base = 16;
+                        s += 2;
+                }
+        }
+        for (digits = s;; s++) {
+                int c = tolower((unsigned char) *s);
+                unsigned d;
+
+                if (c >= '0' && c <= '9')
+                        d = (unsigned) (c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        d = (unsigned) (c - 'a' + 10);
+                else
+                        break;
+                if (d >= base)
+                        break;
+                v = v * base + d;
+                if (v > UINT32_MAX)
+                        return -ERANGE;
+        }
+        if (s == digits)
+                return -EINVAL;
+        if (*s == '\n')
+                s++;
+        if (*s)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* kstrtoint(s, 0, ret). */
+static int parse_kstrtoint(const char *s, int *ret)
+{
+        unsigned long long v;
+        bool neg = s[0] == '-';
+        int r;
+
+        r = parse_kstrtoull(neg ? s + 1 : s, !neg, &v);
+        if (r < 0)
+                return r;
+        if (neg ? v > (unsigned long long) INT_MAX + 1 : v > INT_MAX)
+                return -ERANGE;
+        *ret = neg ? (int) -(long long) v : (int) v;
+        return 0;
+}
+
+/* The kernel's strim(): trailing, then leading white space. */
+static char *strim(char *s)
+{
+        size_t n = strlen(s);
+
+        while (n > 0 && isspace((unsigned char) s[n - 1]))
+                s[--n] = '\0';
+        while (isspace((unsigned char) *s))
+                s++;
+        return s;
+}
+
+/* __rdtgroup_move_task() for one thread; pid is the id as written, for messages. */
+static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
+{
+        struct group *ctrl, *mon = NULL;
+        struct task *t;
+        uint64_t start;
+
+        if (thread_start_time(m->proc_fd, tid, &start) < 0) {
+                model_status_printf(m, "No task %d\n", pid);
+                return -ESRCH;
+        }
+        t = task_find(m, tid);
+        if (t && t->start_time != start) {
+                /* The id was reused: the new thread starts out untracked. */
+                *t = (struct task){.tid = tid, .start_time = start, .ctrl = m->groups};
+        }
+        ctrl = t ? t->ctrl : m->groups;
+        if (g->type == GROUP_MON) {
+                if (ctrl != g->parent) {
+                        model_status_printf(m, "Can't move task to different control group\n");
+                        return -EINVAL;
+                }
+                mon = g;
+        } else {
+                ctrl = g;
+        }
+        if (!t) {
+                t = task_add(m, tid, start);
+                if (!t)
+                        return -ENOMEM;
+        }
+        t->ctrl = ctrl;
+        t->mon = mon;
+        return 0;
+}
+
+/* rdtgroup_tasks_write() as of v6.7: a comma-separated list, applied in order
+ * up to the first error. */
+ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, size_t len,
+                          pid_t caller_tid)
+{
+        /* kernfs hands over the buffer as a C string: it ends at a NUL. */
+        _cleanup_free_ char *text = strndup(buf, len);
+        char *p = text;
+        int r = 0;
+
+        if (!text)
+                return -ENOMEM;
+        model_status_clear(m);
+        model_refresh(m);
+        while (p && p[0] != '\0' && p[0] != '\n') {
+                char *item = strim(strsep(&p, ","));
+                int pid;
+
+                if (parse_kstrtoint(item, &pid) < 0) {
+                        model_status_printf(m, "Task list parsing error pid %s\n", item);
+                        r = -EINVAL;
+                        break;
+                }
+                if (pid < 0) {
+                        model_status_printf(m, "Invalid pid %d\n", pid);
+                        r = -EINVAL;
+                        break;
+                }
+                r = move_task(m, g, pid == 0 ? caller_tid : pid, pid);
+                if (r < 0) {
+                        model_status_printf(m, "Error while processing task %d\n", pid);
+                        break;
+                }
+        }
+        recount(m);
+        return r < 0 ? r : (ssize_t) len;
+}
+
+int model_tasks_read(struct model *m, const struct group *g, char **ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        model_refresh(m);
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_tasks; i++) {
+                const struct task *t = &m->tasks[i];
+
+                if (g->type == GROUP_CTRL ? t->ctrl == g : t->mon == g)
+                        (void) fprintf(f, "%d\n", (int) t->tid);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* ---- counters ---- */
+
+static uint64_t scale_usec(uint64_t task_usec, uint64_t per_sec)
+{
+        return task_usec / USEC_PER_SEC * per_sec +
+               task_usec % USEC_PER_SEC * per_sec / USEC_PER_SEC;
+}
+
+static uint64_t rmid_event_value(const struct group *g, enum model_event ev)
+{
+        switch (ev) {
+        case EVENT_LLC_OCCUPANCY:
+                return g->live_tasks * LLC_BYTES_PER_TASK;
+        case EVENT_MBM_TOTAL_BYTES:
+                return g->task_usec * MBM_TOTAL_BYTES_PER_USEC;
+        case EVENT_MBM_LOCAL_BYTES:
+                return g->task_usec * MBM_LOCAL_BYTES_PER_USEC;
+        case EVENT_CORE_ENERGY: /* 1 J per task-second */
+                return scale_usec(g->task_usec, 1ULL << MODEL_FIXED_POINT_BITS);
+        case EVENT_ACTIVITY: /* 1/8 F per task-second */
+                return scale_usec(g->task_usec, 1ULL << (MODEL_FIXED_POINT_BITS - 3));
+        }
+        return 0;
+}
+
+uint64_t model_event_value(struct model *m, const struct group *g, enum model_event ev)
+{
+        uint64_t sum = rmid_event_value(g, ev);
+
+        if (g->type == GROUP_CTRL)
+                for (const struct group *c = m->groups; c; c = c->next)
+                        if (c->parent == g)
+                                sum += rmid_event_value(c, ev);
+        return sum;
+}
+
+int model_max_threshold_set(struct model *m, const char *buf)
+{
+        unsigned long long v;
+        int r;
+
+        model_status_clear(m);
+        r = parse_kstrtoull(buf, true, &v);
+        if (r < 0)
+                return r;
+        if (v > L3_CACHE_BYTES)
+                return -EINVAL;
+        m->max_threshold = (unsigned) v;
+        return 0;
+}
+
+unsigned model_max_threshold(const struct model *m)
+{
+        return m->max_threshold;
+}
+
+int model_format_fixed_point(uint64_t raw, unsigned bits, char *buf, size_t size)
+{
+        /* decplaces[] of fs/resctrl/ctrlmondata.c: ceil(bits * log10(2)). */
+        static const unsigned decplaces[28] = {1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4,
+                                               5, 5, 5, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 9};
+        uint64_t frac, pow10 = 1;
+        int n;
+
+        if (bits < 1 || bits >= ELEMENTSOF(decplaces))
+                return -EINVAL;
+        for (unsigned i = 0; i < decplaces[bits]; i++)
+                pow10 *= 10;
+        frac = raw & ((1ULL << bits) - 1);
+        frac *= pow10;
+        frac += 1ULL << (bits - 1);
+        frac >>= bits;
+        n = snprintf(buf, size, "%llu.%0*llu\n", (unsigned long long) (raw >> bits),
+                     (int) decplaces[bits], (unsigned long long) frac);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return n;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The state of an emulated resctrl filesystem: groups, CLOSIDs, RMIDs (with
+ * limbo), the tracked tasks and their counters, and info/last_cmd_status.
+ * No FUSE in here; the caller serializes every call with one lock.
+ *
+ * Functions that stand for a kernel command return 0 (or a byte count) or
+ * -errno with the kernel's errno, and leave the kernel's text in the status
+ * buffer exactly where the kernel would. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MODEL_STATUS_MAX 512
+/* Bits after the binary point of the PERF_PKG energy events (intel_aet.c). */
+#define MODEL_FIXED_POINT_BITS 18
+
+struct model_config {
+        unsigned num_rmids;
+        unsigned num_closids;
+        unsigned l3_domains;
+        unsigned perf_pkg_domains;
+        unsigned limbo_ms;
+};
+
+enum group_type {
+        GROUP_CTRL,
+        GROUP_MON,
+};
+
+enum model_event {
+        EVENT_LLC_OCCUPANCY,
+        EVENT_MBM_TOTAL_BYTES,
+        EVENT_MBM_LOCAL_BYTES,
+        EVENT_CORE_ENERGY,
+        EVENT_ACTIVITY,
+};
+
+struct group {
+        uint64_t id; /* never reused: names an open file's group across rmdir */
+        enum group_type type;
+        char *name;           /* "" for the root */
+        struct group *parent; /* a MON group's CTRL_MON group, else NULL */
+        struct group *next;   /* all groups, the root first */
+        mode_t mode;
+        uid_t uid;
+        gid_t gid;
+        unsigned closid;
+        unsigned rmid;
+        unsigned live_tasks; /* on this RMID, as of the last model_refresh() */
+        uint64_t task_usec;  /* integral of live_tasks over time: drives the counters */
+        int64_t last_usec;
+};
+
+struct model;
+
+int model_new(const struct model_config *cfg, struct model **ret);
+void model_free(struct model *m);
+
+const struct model_config *model_config(const struct model *m);
+struct group *model_root(struct model *m);
+struct group *model_groups(struct model *m);
+struct group *model_group_by_id(struct model *m, uint64_t id);
+/* A CTRL_MON group by name (the root is not found by name), or a MON group of ctrl. */
+struct group *model_find_ctrl(struct model *m, const char *name);
+struct group *model_find_mon(struct model *m, const struct group *ctrl, const char *name);
+
+/* Drops tracked tasks whose thread is gone and advances every group's counters
+ * to now. Call before reading counters or changing membership. */
+void model_refresh(struct model *m);
+
+const char *model_status(const struct model *m);
+void model_status_clear(struct model *m);
+void model_status_printf(struct model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* mkdir in the root: a CTRL_MON group. Clears the status first. */
+int model_mkdir_ctrl(struct model *m, const char *name, mode_t mode, uid_t uid, gid_t gid,
+                     struct group **ret);
+/* mkdir in ctrl's mon_groups: a MON group. Clears the status first. */
+int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_t mode, uid_t uid,
+                    gid_t gid, struct group **ret);
+/* rmdir of a group other than the root: tasks move to the parent, RMIDs and
+ * the CLOSID are freed (RMIDs through limbo). */
+void model_rmdir(struct model *m, struct group *g);
+/* rename(2) of MON group g to new_ctrl/mon_groups/new_name (§8). */
+int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl,
+                     const char *new_name);
+
+/* One write(2) of buf to g's tasks (the caller enforces kernfs' 4096-byte
+ * limit). Returns len or -errno. caller_tid stands for "0". */
+ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, size_t len,
+                          pid_t caller_tid);
+/* g's tasks file content (malloc'd). */
+int model_tasks_read(struct model *m, const struct group *g, char **ret);
+
+/* An event counter of g: its own RMID, plus its MON groups' for a CTRL_MON
+ * group. Fixed-point events are raw values with MODEL_FIXED_POINT_BITS. */
+uint64_t model_event_value(struct model *m, const struct group *g, enum model_event ev);
+
+int model_max_threshold_set(struct model *m, const char *buf);
+unsigned model_max_threshold(const struct model *m);
+
+/* print_event_value() of fs/resctrl/ctrlmondata.c: "<int>.<frac>\n" with
+ * ceil(bits * log10(2)) zero-padded decimals, rounded to nearest. bits <= 27. */
+int model_format_fixed_point(uint64_t raw, unsigned bits, char *buf, size_t size);
