@@ -21,11 +21,12 @@ int proc_open(int *ret_fd)
         return 0;
 }
 
-int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
+/* Reads /proc/<pid>/stat and points *ret_fields at field 3 (state). comm
+ * (field 2) may hold spaces and ')', so fields are counted from the last ')'. */
+static int read_stat(int proc_fd, pid_t pid, char **ret_buf, const char **ret_fields)
 {
         _cleanup_free_ char *buf = NULL;
-        unsigned long long v;
-        char path[32], *p, *end;
+        char path[32], *p;
         int r;
 
         if (pid <= 0)
@@ -37,12 +38,28 @@ int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
         if (r < 0)
                 return r;
 
-        /* comm (field 2) may hold spaces and ')', so count from the last ')':
-         * field 22 follows the 20th space after it. */
         p = strrchr(buf, ')');
-        if (!p)
+        if (!p || p[1] != ' ' || p[2] == '\0')
                 return -EBADMSG;
-        for (unsigned i = 0; i < 20; i++) {
+        *ret_fields = p + 2;
+        *ret_buf = TAKE_PTR(buf);
+        return 0;
+}
+
+int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        unsigned long long v;
+        const char *p;
+        char *end;
+        int r;
+
+        r = read_stat(proc_fd, pid, &buf, &p);
+        if (r < 0)
+                return r;
+
+        /* Field 22 follows the 19th space after field 3. */
+        for (unsigned i = 0; i < 19; i++) {
                 p = strchr(p, ' ');
                 if (!p)
                         return -EBADMSG;
@@ -57,4 +74,18 @@ int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
 
         *ret = (uint64_t) v;
         return 0;
+}
+
+int proc_is_running(int proc_fd, pid_t pid)
+{
+        _cleanup_free_ char *buf = NULL;
+        const char *p;
+        int r;
+
+        r = read_stat(proc_fd, pid, &buf, &p);
+        if (r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        return *p != 'Z' && *p != 'X';
 }

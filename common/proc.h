@@ -13,3 +13,8 @@ int proc_open(int *ret_fd);
  * Together with the pid it names a process across pid reuse.
  * -ESRCH when the process is gone, -EBADMSG when malformed. */
 int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret);
+
+/* 1 when pid (a process or a thread) exists and has not exited; 0 when it is
+ * gone or a zombie (state Z or X), which the kernel still lists in resctrl
+ * tasks files until its parent reaps it; -errno otherwise. */
+int proc_is_running(int proc_fd, pid_t pid);

@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
+#include "proc.h"
 #include "rdt.h"
 
 /* The kernfs files read in one go here are small: last_cmd_status is a
@@ -323,10 +324,11 @@ fail:
         return r;
 }
 
-int rdt_mon_group_is_empty(int root_fd, const char *ctrl, const char *name)
+int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
 {
         _cleanup_close_ int group_fd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
+        char *p, *end;
         int r;
 
         r = open_mon_group(root_fd, ctrl, name, &group_fd);
@@ -342,9 +344,17 @@ int rdt_mon_group_is_empty(int root_fd, const char *ctrl, const char *name)
                 return 0; /* more ids than the cap: certainly not empty */
         if (r < 0)
                 return r;
-        for (const char *p = buf; *p; p++)
-                if (isdigit((unsigned char) *p))
-                        return 0;
+        for (p = buf; *p; p = end) {
+                long id = strtol(p, &end, 10);
+
+                if (end == p) {
+                        end = p + 1;
+                        continue;
+                }
+                r = proc_is_running(proc_fd, (pid_t) id);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         return 1;
 }
 

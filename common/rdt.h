@@ -52,9 +52,11 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
 int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
                               pid_t pid, char **reterr_status);
 
-/* 1 when the group's tasks file lists no task, 0 when it lists some, -errno
- * (-ENOENT when the group does not exist). */
-int rdt_mon_group_is_empty(int root_fd, const char *ctrl, const char *name);
+/* 1 when the group's tasks file lists no running task, 0 when it lists some,
+ * -errno (-ENOENT when the group does not exist). Zombies do not count: the
+ * kernel lists an exited process until its parent reaps it, which a slow
+ * reaper can delay past poststop. */
+int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name);
 
 /* rmdir of the group; a group that is already gone (ENOENT) counts as removed.
  * Note the kernel moves any remaining tasks to the parent: callers check

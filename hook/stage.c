@@ -216,6 +216,11 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                                     ctrl_display(ctrl));
                 goto unlock;
         }
+        if (!created && !recorded) {
+                /* Made by someone else: use it, but never remove it. */
+                pod_state_find_group(&s->st, ctrl)->owned = false;
+                s->dirty = true;
+        }
         if (created && recorded) {
                 log_warning("group of pod %s in %s was removed by someone else; re-created it",
                             uid, ctrl_display(ctrl));
@@ -230,7 +235,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 r = 1;
                 goto unlock;
         }
-        if (created && rdt_mon_group_is_empty(s->root_fd, ctrl, uid) == 1)
+        if (created && rdt_mon_group_is_empty(s->root_fd, ctx->proc_fd, ctrl, uid) == 1)
                 (void) rdt_mon_group_remove(s->root_fd, ctrl, uid);
         if (r == -EINVAL) {
                 log_warning("pid %d is not in %s (%s); container starts unmonitored",
@@ -336,8 +341,10 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
         const char *why;
         int r, q;
 
-        if (ctx->state->pid <= 0)
-                return log_error_errno(-EINVAL, "state has no pid at createRuntime");
+        if (ctx->state->pid <= 0) {
+                log_error("state has no pid at createRuntime");
+                return -EINVAL;
+        }
 
         if (!pod_filter_match(ctx->config, ctx->state, ctx->pod, &why)) {
                 log_debug("pod %s not selected: %s", ctx->pod->uid, why);
@@ -395,7 +402,7 @@ static int leave_group(const struct hook_ctx *ctx, struct pod_session *s, const 
         if (r < 0)
                 return log_error_errno(r, "cannot take the resctrl lock within %u ms",
                                        ctx->config->lock_timeout_ms);
-        empty = rdt_mon_group_is_empty(s->root_fd, ctrl, uid);
+        empty = rdt_mon_group_is_empty(s->root_fd, ctx->proc_fd, ctrl, uid);
         if (empty == 1)
                 r = rdt_mon_group_remove(s->root_fd, ctrl, uid);
         rdt_unlock(s->root_fd);

@@ -111,9 +111,15 @@ START_TEST(test_real_proc)
         /* Names a process: a later one cannot have started earlier. */
         ck_assert_int_eq(proc_start_time(fd, child, &child_time), 0);
         ck_assert_uint_ge(child_time, self);
+        ck_assert_int_eq(proc_is_running(fd, child), 1);
+
+        /* Killed but not reaped: a zombie, no longer running. */
         kill(child, SIGKILL);
+        ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
+        ck_assert_int_eq(proc_is_running(fd, child), 0);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
         ck_assert_int_eq(proc_start_time(fd, child, &child_time), -ESRCH);
+        ck_assert_int_eq(proc_is_running(fd, child), 0);
         close(fd);
 }
 END_TEST

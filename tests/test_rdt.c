@@ -161,7 +161,7 @@ START_TEST(test_invalid_names_touch_nothing)
                 ck_assert_int_eq(rdt_mon_group_create(root_fd, "/", n, &status), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_add_process(root_fd, proc_fd, "/", n, 100, &status),
                                  -EINVAL);
-                ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", n), -EINVAL);
+                ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", n), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_exists(root_fd, "/", n), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_remove(root_fd, "/", n), -EINVAL);
         }
@@ -171,7 +171,7 @@ START_TEST(test_invalid_names_touch_nothing)
                 ck_assert_int_eq(rdt_mon_group_create(root_fd, c, UID, &status), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_add_process(root_fd, proc_fd, c, UID, 100, &status),
                                  -EINVAL);
-                ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, c, UID), -EINVAL);
+                ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, c, UID), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_exists(root_fd, c, UID), -EINVAL);
                 ck_assert_int_eq(rdt_mon_group_remove(root_fd, c, UID), -EINVAL);
         }
@@ -211,7 +211,7 @@ START_TEST(test_symlinked_group_not_followed)
         ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "create: %d", r);
         r = rdt_mon_group_add_process(root_fd, proc_fd, "/", UID, 100, &status);
         ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "add: %d", r);
-        r = rdt_mon_group_is_empty(root_fd, "/", UID);
+        r = rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID);
         ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "is_empty: %d", r);
         r = rdt_mon_group_exists(root_fd, "/", UID);
         ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "exists: %d", r);
@@ -260,7 +260,7 @@ START_TEST(test_symlinked_tasks_not_followed)
         ck_assert_int_eq(
             symlinkat("../../../outside/tasks", top_fd, "resctrl/mon_groups/" UID "/tasks"), 0);
         ck_assert_int_eq(rdt_mon_group_add_process(root_fd, proc_fd, "/", UID, 100, NULL), -ELOOP);
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), -ELOOP);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), -ELOOP);
         s = tmptree_get(top_fd, "outside/tasks");
         ck_assert_str_eq(s, "");
         free(s);
@@ -345,24 +345,36 @@ START_TEST(test_is_empty)
 {
         char big[40000];
 
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), -ENOENT);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), -ENOENT);
         ck_assert_int_eq(rdt_mon_group_create(root_fd, "/", UID, NULL), 1);
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), -ENOENT);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), -ENOENT);
 
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "");
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), 1);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
+        tmptree_mkdir(top_fd, "proc/4242");
+        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n");
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), 0);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
+
+        /* Exited but not yet reaped, or gone: the kernel still lists zombies. */
+        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) Z 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
+        tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n4343\n");
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
+        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
 
         /* An id well past the first page still counts. */
+        tmptree_mkdir(top_fd, "proc/42");
+        tmptree_put(top_fd, "proc/42/stat", "42 (sleep) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         memset(big, '\n', sizeof(big) - 4);
         memcpy(big + sizeof(big) - 4, "42\n", 4);
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", big);
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), 0);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
         memset(big, '\n', sizeof(big) - 1);
         big[sizeof(big) - 1] = '\0';
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", big);
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), 1);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
 }
 END_TEST
 
@@ -377,7 +389,7 @@ START_TEST(test_is_empty_huge)
         huge[len] = '\0';
         ck_assert_int_eq(rdt_mon_group_create(root_fd, "/", UID, NULL), 1);
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", huge);
-        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, "/", UID), 0);
+        ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
         free(huge);
 }
 END_TEST
