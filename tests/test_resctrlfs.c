@@ -2,7 +2,6 @@
 /* The resctrlfs emulator against the kernel rules it imitates: each test mounts
  * the built binary on a fresh directory and drives it with real syscalls from
  * live processes and threads. */
-#define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
