@@ -86,8 +86,10 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 case 'l':
                         a->log_level = log_level_from_string(optarg);
-                        if (a->log_level < 0)
-                                return log_error_errno(-EINVAL, "unknown log level '%s'", optarg);
+                        if (a->log_level < 0) {
+                                log_error("unknown log level '%s'", optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case 'h':
                         help();
@@ -99,11 +101,15 @@ static int parse_args(int argc, char **argv, struct args *a)
                         return -EINVAL;
                 }
         }
-        if (optind != argc - 1)
-                return log_error_errno(-EINVAL, "expected exactly one STAGE argument (see --help)");
+        if (optind != argc - 1) {
+                log_error("expected exactly one STAGE argument (see --help)");
+                return -EINVAL;
+        }
         a->stage_name = argv[optind];
-        if (parse_stage(a->stage_name, &a->stage) < 0)
-                return log_error_errno(-EINVAL, "unknown stage '%s'", a->stage_name);
+        if (parse_stage(a->stage_name, &a->stage) < 0) {
+                log_error("unknown stage '%s' (createRuntime, prestart or poststop)", a->stage_name);
+                return -EINVAL;
+        }
         return 1;
 }
 
@@ -116,8 +122,10 @@ static int load_config(const struct args *a, struct config *c)
         r = config_load(c, a->config_path, &why);
         if (r == -ENOENT && !a->config_explicit)
                 return 0;
-        if (r == -EINVAL)
-                return log_error_errno(r, "%s", why);
+        if (r == -EINVAL) {
+                log_error("%s", why);
+                return r;
+        }
         if (r < 0)
                 return log_error_errno(r, "cannot read config '%s'", a->config_path);
         return 0;
@@ -136,8 +144,10 @@ static int parse_state(int read_result, const char *buf, size_t len, struct oci_
                 return log_error_errno(read_result, "cannot read the state from stdin");
 
         r = oci_state_parse(buf, len, ret, &why);
-        if (r < 0)
-                return log_error_errno(r, "%s", why);
+        if (r < 0) {
+                log_error("%s", why); /* names what was wrong; errno would add nothing */
+                return r;
+        }
         return 0;
 }
 
@@ -148,7 +158,8 @@ static int identify(const struct oci_state *state, struct pod_identity *ret)
         int r = oci_pod_identity(state, ret);
 
         if (r == -EINVAL)
-                return log_error_errno(r, "pod UID annotation is not a valid UID; refused");
+                log_error("pod UID annotation is not a 36-character dashed or 32-character hex "
+                          "UID; refused");
         return r;
 }
 
