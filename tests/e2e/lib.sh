@@ -385,12 +385,22 @@ e2e_assert_no_group() {
         [ ! -e "$(e2e_group "$1")" ] || e2e_fail "monitoring group $(e2e_group "$1") still exists"
 }
 
-# e2e_assert_tasks UID PID...: the group's tasks are exactly these (single-threaded) inits.
+# e2e_running_tasks FILE: the ids in a tasks file whose thread has not exited.
+# Like the kernel, resctrlfs lists a killed init until its parent reaps it.
+e2e_running_tasks() {
+        while read -r e2e_tid; do
+                e2e_state=$(sed 's/.*) \(.\).*/\1/' "/proc/$e2e_tid/stat" 2>/dev/null) || continue
+                [ "$e2e_state" = Z ] || [ "$e2e_state" = X ] || echo "$e2e_tid"
+        done <"$1"
+}
+
+# e2e_assert_tasks UID PID...: the group's running tasks are exactly these
+# (single-threaded) inits.
 e2e_assert_tasks() {
         e2e_g=$(e2e_group "$1")
         shift
         e2e_want=$(printf '%s\n' "$@" | sort -n)
-        e2e_have=$(sort -n "$e2e_g/tasks") || e2e_fail "cannot read $e2e_g/tasks"
+        e2e_have=$(e2e_running_tasks "$e2e_g/tasks" | sort -n) || e2e_fail "cannot read $e2e_g/tasks"
         [ "$e2e_have" = "$e2e_want" ] ||
                 e2e_fail "$e2e_g/tasks holds [$(e2e_flat "$e2e_have")]," \
                         "expected [$(e2e_flat "$e2e_want")]"

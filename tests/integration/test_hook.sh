@@ -1,0 +1,328 @@
+#!/bin/bash
+# Integration tests: the real hook binary against the resctrlfs emulator, with
+# sleeper processes standing in for container inits.
+#   test_hook.sh HOOK RESCTRLFS
+set -u
+
+HOOK=$1
+RESCTRLFS=$2
+
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+[ -c /dev/fuse ] || { echo "needs /dev/fuse"; exit 77; }
+command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
+
+WORK=$(mktemp -d /tmp/rmh-integration.XXXXXX)
+MNT=$WORK/resctrl
+STATE=$WORK/state
+CONFIG=$WORK/config.yaml
+LOG=$WORK/hook.log
+SLEEPERS=()
+passed=0
+failed=0
+
+cleanup() {
+        for p in "${SLEEPERS[@]}"; do kill "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        mountpoint -q "$MNT" && fusermount3 -u "$MNT"
+        rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# --- helpers ----------------------------------------------------------------
+
+check() { # DESCRIPTION COMMAND...
+        local what=$1
+        shift
+        if "$@"; then
+                passed=$((passed + 1))
+        else
+                failed=$((failed + 1))
+                echo "FAIL: $what" >&2
+                echo "--- hook log:" >&2
+                tail -n 20 "$LOG" >&2
+        fi
+}
+
+mount_emulator() { # [resctrlfs options]
+        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; fi
+        rm -rf "$STATE"
+        mkdir -p "$MNT"
+        "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
+}
+
+write_config() { # [extra YAML lines]; $resctrl_path overrides the mount point
+        {
+                echo "resctrlPath: ${resctrl_path:-$MNT}"
+                echo "stateDir: $STATE"
+                echo "requireResctrlFs: false"
+                echo "log: {level: debug, syslog: false, stderr: true}"
+                for line in "$@"; do echo "$line"; done
+        } >"$CONFIG"
+}
+
+sleeper() { # VAR...: starts a stand-in container init for each, its pid in VAR
+        local var
+        for var in "$@"; do
+                sleep 1000 </dev/null >/dev/null 2>&1 &
+                SLEEPERS+=("$!")
+                printf -v "$var" %s "$!"
+        done
+}
+
+bundle() { # DIR [intelRdt JSON]: a bundle whose config.json has that linux.intelRdt
+        mkdir -p "$1"
+        if [ -n "${2:-}" ]; then
+                printf '{"ociVersion":"1.2.0","linux":{"intelRdt":%s}}\n' "$2" >"$1/config.json"
+        else
+                printf '{"ociVersion":"1.2.0","linux":{}}\n' >"$1/config.json"
+        fi
+}
+
+state() { # ID PID UID [BUNDLE]: runc-style state JSON
+        local bundle=${4:-$WORK/bundle-default}
+        [ -d "$bundle" ] || bundle "$bundle"
+        printf '{"ociVersion":"1.2.0","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s","io.kubernetes.pod.namespace":"default","io.kubernetes.pod.name":"demo"}}' \
+                "$1" "$2" "$bundle" "$3"
+}
+
+hook() { # STAGE JSON: runs the hook, logging to $LOG; returns its exit status
+        echo "$2" | "$HOOK" --config "$CONFIG" "$1" 2>>"$LOG"
+}
+
+create() { hook createRuntime "$(state "$@")"; }
+poststop() { hook poststop "{\"ociVersion\":\"1.2.0\",\"id\":\"$1\",\"status\":\"stopped\",\"bundle\":\"$WORK\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$2\"}}"; }
+
+tasks_of() { cat "$1/tasks" 2>/dev/null | sort -n | tr '\n' ' '; }
+has_task() { grep -qx "$2" "$1/tasks"; }
+member_count() { grep -o '"id":' "$STATE/$1.members" 2>/dev/null | wc -l; }
+no_state() { [ ! -e "$STATE/$1.members" ] && [ ! -e "$STATE/$1.lock" ]; }
+no_temp_files() { [ -z "$(find "$STATE" -name '*.tmp' 2>/dev/null)" ]; }
+stop() { kill "$1"; wait "$1" 2>/dev/null; }
+
+UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
+
+# --- one pod, three containers: the group lives until the last poststop ------
+
+test_three_containers() {
+        mount_emulator
+        write_config
+        local g=$MNT/mon_groups/$UID1 p1 p2 p3
+        sleeper p1 p2 p3
+        check "create c1" create c1 "$p1" "$UID1"
+        check "group created" test -d "$g"
+        check "c1's pid in tasks" has_task "$g" "$p1"
+        check "create c2" create c2 "$p2" "$UID1"
+        check "create c3" create c3 "$p3" "$UID1"
+        check "all three pids in tasks" [ "$(tasks_of "$g")" = "$(printf '%s\n' "$p1" "$p2" "$p3" | sort -n | tr '\n' ' ')" ]
+        check "three members" [ "$(member_count "$UID1")" -eq 3 ]
+        stop "$p1"; check "poststop c1" poststop c1 "$UID1"
+        check "group kept after c1" test -d "$g"
+        check "two members" [ "$(member_count "$UID1")" -eq 2 ]
+        stop "$p2"; check "poststop c2" poststop c2 "$UID1"
+        check "group kept after c2" test -d "$g"
+        stop "$p3"; check "poststop c3" poststop c3 "$UID1"
+        check "group removed after the last" test ! -e "$g"
+        check "state files removed" no_state "$UID1"
+        check "no temp files" no_temp_files
+}
+
+# --- compact upper-case UID lands in the canonical group --------------------
+
+test_compact_uid() {
+        mount_emulator
+        write_config
+        local p
+        sleeper p
+        check "create with compact UID" create c1 "$p" "0B7F4A523C1D4E6F9A8B1C2D3E4F5A6B"
+        check "canonical group name" has_task "$MNT/mon_groups/$UID1" "$p"
+        stop "$p"; check "poststop" poststop c1 "0b7f4a523c1d4e6f9a8b1c2d3e4f5a6b"
+        check "group removed" test ! -e "$MNT/mon_groups/$UID1"
+}
+
+# --- a pod whose containers sit in different control groups -----------------
+
+test_mixed_class() {
+        mount_emulator --ctrl-groups gold,silver
+        write_config
+        local p1 p2 p3
+        bundle "$WORK/b-gold" '{"closID":"gold"}'
+        bundle "$WORK/b-root" '{"closID":"/"}'
+        sleeper p1 p2 p3
+        echo "$p1" >"$MNT/gold/tasks"  # what the runtime does for closID gold
+        check "create in gold" create c1 "$p1" "$UID1" "$WORK/b-gold"
+        check "create in root (closID /)" create c2 "$p2" "$UID1" "$WORK/b-root"
+        check "create in root (no intelRdt)" create c3 "$p3" "$UID1"
+        check "gold group holds c1" has_task "$MNT/gold/mon_groups/$UID1" "$p1"
+        check "root group holds c2" has_task "$MNT/mon_groups/$UID1" "$p2"
+        check "root group holds c3" has_task "$MNT/mon_groups/$UID1" "$p3"
+        check "c1 still in gold" has_task "$MNT/gold" "$p1"
+        stop "$p1"; check "poststop c1" poststop c1 "$UID1"
+        check "gold group removed with its last member" test ! -e "$MNT/gold/mon_groups/$UID1"
+        check "root group kept" test -d "$MNT/mon_groups/$UID1"
+        stop "$p2"; poststop c2 "$UID1"; stop "$p3"; poststop c3 "$UID1"
+        check "root group removed" test ! -e "$MNT/mon_groups/$UID1"
+        check "state removed" no_state "$UID1"
+}
+
+# --- out of RMIDs: the container starts unmonitored, nothing half-made ------
+
+test_enospc() {
+        mount_emulator --num-rmids 2   # RMID 0 is the root's: one group fits
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        check "first pod gets the last RMID" create a1 "$p1" "$UID1"
+        check "second pod: exit 0 under ignore" create b1 "$p2" "$UID2"
+        check "no group for the second pod" test ! -e "$MNT/mon_groups/$UID2"
+        check "logged with the kernel's reason" grep -q "Out of RMIDs" "$LOG"
+        check "recorded as unmonitored" grep -q '"monitored":false' "$STATE/$UID2.members"
+        write_config "failurePolicy: fail"
+        check "RMID exhaustion is not a failure, even under fail" create b2 "$p2" "$UID2"
+        stop "$p2"
+        check "poststop of the unmonitored" poststop b1 "$UID2"
+        poststop b2 "$UID2"
+        check "unmonitored pod leaves no state" no_state "$UID2"
+        stop "$p1"; poststop a1 "$UID1"
+}
+
+test_ebusy() {
+        mount_emulator --num-rmids 2 --limbo-ms 60000
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        create a1 "$p1" "$UID1"
+        stop "$p1"; poststop a1 "$UID1"      # its RMID goes to limbo
+        : >"$LOG"
+        check "EBUSY: exit 0" create b1 "$p2" "$UID2"
+        check "EBUSY logged" grep -q "EBUSY\|busy" "$LOG"
+        check "no group while in limbo" test ! -e "$MNT/mon_groups/$UID2"
+        check "recorded as unmonitored (limbo)" grep -q 'limbo' "$STATE/$UID2.members"
+        stop "$p2"; poststop b1 "$UID2"
+        check "no state left" no_state "$UID2"
+}
+
+# --- the task sits in another control group than config.json says -----------
+
+test_class_mismatch() {
+        mount_emulator --ctrl-groups gold,silver
+        write_config
+        local p
+        bundle "$WORK/b-gold2" '{"closID":"gold"}'
+        sleeper p
+        echo "$p" >"$MNT/silver/tasks"
+        check "class mismatch: exit 0" create c1 "$p" "$UID1" "$WORK/b-gold2"
+        check "no group left behind" test ! -e "$MNT/gold/mon_groups/$UID1"
+        check "task not moved out of silver" has_task "$MNT/silver" "$p"
+        check "recorded as class mismatch" grep -q 'class mismatch' "$STATE/$UID1.members"
+        stop "$p"; poststop c1 "$UID1"
+        check "no state left" no_state "$UID1"
+}
+
+# --- createRuntime twice (prestart and createRuntime both registered) -------
+
+test_duplicate_create() {
+        mount_emulator
+        write_config
+        local p before
+        sleeper p
+        check "first" create c1 "$p" "$UID1"
+        before=$(cat "$STATE/$UID1.members")
+        check "second" create c1 "$p" "$UID1"
+        check "prestart is createRuntime" hook prestart "$(state c1 "$p" "$UID1")"
+        check "state unchanged" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "one member" [ "$(member_count "$UID1")" -eq 1 ]
+        stop "$p"; poststop c1 "$UID1"
+        check "group removed" test ! -e "$MNT/mon_groups/$UID1"
+}
+
+# --- poststop for a container the hook never saw ---------------------------
+
+test_poststop_unknown() {
+        mount_emulator
+        write_config
+        local p
+        check "unknown pod: exit 0" poststop ghost "$UID2"
+        check "no state made for it" no_state "$UID2"
+        sleeper p
+        create c1 "$p" "$UID1"
+        check "unknown container of a known pod" poststop ghost "$UID1"
+        check "known member kept" [ "$(member_count "$UID1")" -eq 1 ]
+        check "group kept" has_task "$MNT/mon_groups/$UID1" "$p"
+        stop "$p"; poststop c1 "$UID1"
+}
+
+# --- someone removes the group between two containers ------------------------
+
+test_group_removed_by_someone_else() {
+        mount_emulator
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        rmdir "$MNT/mon_groups/$UID1"
+        : >"$LOG"
+        check "second container" create c2 "$p2" "$UID1"
+        check "warned" grep -q "removed by someone else" "$LOG"
+        check "group re-created with c2" has_task "$MNT/mon_groups/$UID1" "$p2"
+        check "c1 put back" has_task "$MNT/mon_groups/$UID1" "$p1"
+        stop "$p1"; poststop c1 "$UID1"; stop "$p2"; poststop c2 "$UID1"
+        check "removed at the end" test ! -e "$MNT/mon_groups/$UID1"
+        check "no state left" no_state "$UID1"
+}
+
+# --- a group of the same name the hook did not create is never removed -------
+
+test_foreign_group() {
+        mount_emulator
+        write_config
+        local p
+        mkdir "$MNT/mon_groups/$UID1"
+        sleeper p
+        check "joins the existing group" create c1 "$p" "$UID1"
+        check "pid in it" has_task "$MNT/mon_groups/$UID1" "$p"
+        stop "$p"; poststop c1 "$UID1"
+        check "foreign group not removed" test -d "$MNT/mon_groups/$UID1"
+        check "no state left" no_state "$UID1"
+}
+
+# --- failurePolicy and inputs that are not ours ------------------------------
+
+test_failure_policy() {
+        mount_emulator
+        local p
+        sleeper p
+        write_config
+        echo '{"ociVersion":"1.2.0","id":"x","status":"creating","pid":'"$p"',"bundle":"/","annotations":{}}' |
+                "$HOOK" --config "$CONFIG" createRuntime 2>>"$LOG"
+        check "no pod UID: exit 0" [ $? -eq 0 ]
+        check "no pod UID: nothing made" [ -z "$(ls "$MNT/mon_groups")" ]
+        resctrl_path=$WORK/nowhere write_config "failurePolicy: fail"
+        create c1 "$p" "$UID1"
+        check "fail: createRuntime error exits 1" [ $? -eq 1 ]
+        resctrl_path=$WORK/nowhere write_config
+        check "ignore: createRuntime error exits 0" create c1 "$p" "$UID1"
+        write_config "failurePolicy: fail"
+        hook createRuntime '{"id": "x", "pid": "12"}'
+        check "fail: bad state exits 1" [ $? -eq 1 ]
+        check "bad state logged" grep -q "pid" "$LOG"
+        hook poststop 'not json'
+        check "poststop: always 0" [ $? -eq 0 ]
+        "$HOOK" --config "$CONFIG" bogus </dev/null 2>>"$LOG"
+        check "unknown stage: usage error 2" [ $? -eq 2 ]
+        write_config
+        check "bad UID refused" create c9 "$p" "../../etc"
+        check "bad UID logged" grep -q "UID annotation is not a" "$LOG"
+        check "nothing made for a bad UID" [ -z "$(ls "$MNT/mon_groups")" ]
+}
+
+for t in test_three_containers test_compact_uid test_mixed_class test_enospc test_ebusy \
+        test_class_mismatch test_duplicate_create test_poststop_unknown \
+        test_group_removed_by_someone_else test_foreign_group test_failure_policy; do
+        : >"$LOG"
+        echo "== $t"
+        $t
+done
+
+echo "integration: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
