@@ -79,7 +79,7 @@ heading "Delete $a"
 e2e_delete "$a"
 e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$pb"
-echo "group stays; tasks: $(e2e_flat "$(cat "$group/tasks")")"
+echo "group stays; running tasks: $(e2e_flat "$(e2e_running_tasks "$group/tasks")")"
 
 heading "Delete $b"
 e2e_delete "$b"
