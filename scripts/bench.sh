@@ -25,11 +25,14 @@ init=$!
 cleanup() {
         kill "$init" 2>/dev/null || true
         mountpoint -q "$mnt" && fusermount3 -u "$mnt"
+        mountpoint -q "$work/state" && umount "$work/state"
         rm -rf "$work"
 }
 trap cleanup EXIT
 
-mkdir -p "$mnt" "$work/bundle"
+# The state directory on tmpfs, as /run/resctrl-mon-hook is on a node.
+mkdir -p "$mnt" "$work/bundle" "$work/state"
+mount -t tmpfs -o mode=0700 tmpfs "$work/state"
 "$build/tests/resctrlfs/resctrlfs" "$mnt"
 echo '{"ociVersion":"1.2.0","linux":{}}' >"$work/bundle/config.json"
 cat >"$work/config.yaml" <<EOF
@@ -53,7 +56,7 @@ poststop="$hook --config $work/config.yaml poststop <$work/poststop.json"
 # hyperfine subtracts the cost of the shell that applies the redirection.
 median() { # NAME COMMAND PREPARE
         hyperfine --runs "$runs" --warmup 10 --prepare "$3" --export-json "$work/$1.json" \
-                "$2" >/dev/null
+                --style none "$2" >/dev/null 2>&1
         sed -n 's/.*"median": *\([0-9.e-]*\).*/\1/p' "$work/$1.json" | head -n 1
 }
 
