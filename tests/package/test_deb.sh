@@ -17,7 +17,8 @@ run_dir=/run/resctrl-mon-hook
 
 [ $# -eq 2 ] || e2e_fail "usage: $0 HOOK RESCTRLFS"
 [ "$(id -u)" -eq 0 ] || e2e_skip "needs root"
-command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 || e2e_skip "not Debian"
+command -v dpkg-buildpackage >/dev/null 2>&1 || command -v apt-get >/dev/null 2>&1 ||
+        e2e_skip "neither dpkg-buildpackage nor apt-get: not Debian"
 
 # Never touch an installation this test did not make.
 pkg_status() {
