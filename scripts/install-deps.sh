@@ -4,7 +4,8 @@
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
-libfuse3-dev fuse3 runc crun podman busybox-static strace"
+libfuse3-dev fuse3 runc crun podman busybox-static strace go-md2man
+debhelper dpkg-dev lintian"
 
 missing=""
 for p in $packages; do

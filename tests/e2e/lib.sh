@@ -62,6 +62,7 @@ e2e_init() {
         e2e_state=$e2e_tmp/state
         e2e_config=$e2e_tmp/config.yaml
         e2e_rootfs=$e2e_tmp/rootfs
+        e2e_podman_hooks_dir=$e2e_tmp/podman/hooks.d
         cat >"$e2e_config" <<EOF
 resctrlPath: $e2e_mnt
 stateDir: $e2e_state
@@ -324,19 +325,20 @@ e2e_delete() {
 
 # --- Podman ---
 
-# Podman with private storage, the hooks directory of e2e_podman_hooks and the
-# settings it needs here: cgroupfs (no systemd), runc, no events journal.
+# Podman with private storage, the hooks directory e2e_podman_hooks_dir (that of
+# e2e_podman_hooks unless the caller sets another) and the settings it needs
+# here: cgroupfs (no systemd), runc, no events journal.
 e2e_podman() {
         podman --root "$e2e_tmp/podman/root" --runroot "$e2e_tmp/podman/run" \
                 --tmpdir "$e2e_tmp/podman/tmp" --storage-driver vfs \
-                --hooks-dir "$e2e_tmp/podman/hooks.d" --cgroup-manager cgroupfs --runtime runc \
+                --hooks-dir "$e2e_podman_hooks_dir" --cgroup-manager cgroupfs --runtime runc \
                 --events-backend none "$@"
 }
 
 # The repository's oci-hooks(5) files for both stages, pointing at the build-tree
 # hook, with --config added to their argv.
 e2e_podman_hooks() {
-        e2e_d=$e2e_tmp/podman/hooks.d
+        e2e_d=$e2e_podman_hooks_dir
         mkdir -p "$e2e_d" || e2e_fail "mkdir $e2e_d"
         for e2e_stage in createRuntime poststop; do
                 e2e_args="\"resctrl-mon-hook\", \"--config\", \"$e2e_config\", \"$e2e_stage\""

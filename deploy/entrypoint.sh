@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The DaemonSet's container: installs the hook onto the node, runs gc, and
+# unregisters the hook when the pod is stopped (SIGTERM).
+#
+# The node's directories are mounted into the container at other paths than on
+# the node, so the hooks.d files name the binary and its config by their node
+# paths (RMH_NODE_DIR). CRI-O and Podman skip a hooks.d file whose binary does
+# not exist when they read it, and nothing makes them read it again: the binary
+# and its config go first, the JSON files last. Every file is written under a
+# temporary name that does not end in .json, then renamed: no runtime reads half
+# a file, and a hook running the old binary keeps its inode.
+#
+# On SIGTERM only the JSON files go: a runtime that already put the hook into a
+# container's config.json must still find the binary, or that container fails.
+set -u
+
+bin=${RMH_BIN:-/usr/libexec/resctrl-mon-hook/resctrl-mon-hook}
+template=${RMH_TEMPLATE:-/usr/share/resctrl-mon-hook/resctrl-mon-hook.json.in}
+config=${RMH_CONFIG:-/etc/resctrl-mon-hook/config.yaml}
+node_dir=${RMH_NODE_DIR:-/opt/resctrl-mon-hook}
+install_dir=${RMH_INSTALL_DIR:-/node/install}
+hooks_dir=${RMH_HOOKS_DIR:-/node/hooks.d}
+state_dir=${RMH_STATE_DIR:-/run/resctrl-mon-hook}
+interval=${RMH_GC_INTERVAL:-60}
+stages="createRuntime poststop"
+gc_pid=""
+
+say() {
+        printf 'resctrl-mon-hook-installer: %s\n' "$*" >&2
+}
+
+die() {
+        say "$*"
+        exit 1
+}
+
+# The name CMake installs each stage's file under (hooks.d/CMakeLists.txt).
+json_name() {
+        printf '50-resctrl-mon-hook-%s.json' "$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]')"
+}
+
+# commit TMP DIR NAME: flushes TMP and renames it to DIR/NAME, or removes it.
+commit() {
+        if sync "$1" && mv -f "$1" "$2/$3"; then
+                return 0
+        fi
+        rm -f "$1"
+        die "cannot install $2/$3"
+}
+
+# install_file SRC DIR NAME MODE
+install_file() {
+        tmp=$2/.$3.tmp
+        rm -f "$tmp"
+        if ! cp "$1" "$tmp" || ! chmod "$4" "$tmp"; then
+                rm -f "$tmp"
+                die "cannot copy $1 to $tmp"
+        fi
+        commit "$tmp" "$2" "$3"
+}
+
+# The template with the node paths, and --config so the hook reads the installed config.
+install_json() {
+        name=$(json_name "$1")
+        tmp=$hooks_dir/.$name.tmp
+        args="\"resctrl-mon-hook\", \"--config\", \"$node_dir/config.yaml\", \"$1\""
+        rm -f "$tmp"
+        sed -e "s|\"resctrl-mon-hook\", \"@HOOK_STAGE@\"|$args|" \
+                -e "s|@HOOK_PATH@|$node_dir/resctrl-mon-hook|g" -e "s|@HOOK_STAGE@|$1|g" \
+                "$template" >"$tmp" || { rm -f "$tmp"; die "cannot write $tmp"; }
+        if ! grep -qF -- '"--config"' "$tmp" || grep -qF '@' "$tmp"; then
+                rm -f "$tmp"
+                die "$template does not have the expected shape"
+        fi
+        commit "$tmp" "$hooks_dir" "$name"
+}
+
+# shellcheck disable=SC2317 # uninstall and stop run from the trap
+uninstall() {
+        for stage in $stages; do
+                rm -f "$hooks_dir/$(json_name "$stage")" "$hooks_dir/.$(json_name "$stage").tmp"
+        done
+        say "removed the hooks.d files from $hooks_dir"
+}
+
+# shellcheck disable=SC2317
+stop() {
+        trap - TERM INT
+        uninstall
+        if [ -n "$gc_pid" ]; then
+                kill -TERM "$gc_pid" 2>/dev/null
+                wait "$gc_pid"
+        fi
+        exit 0
+}
+
+case $node_dir in
+/*) ;;
+*) die "RMH_NODE_DIR '$node_dir' is not an absolute path" ;;
+esac
+case $interval in
+'' | *[!0-9]* | 0) die "RMH_GC_INTERVAL '$interval' is not a positive number of seconds" ;;
+esac
+[ -x "$bin" ] || die "$bin is not an executable"
+[ -f "$template" ] || die "$template does not exist"
+[ -f "$config" ] || die "$config does not exist (mount the ConfigMap)"
+[ -d "$install_dir" ] || die "$install_dir is not a directory (hostPath of $node_dir)"
+[ -d "$hooks_dir" ] || die "$hooks_dir is not a directory (hostPath of the node's hooks.d)"
+
+trap stop TERM INT
+if [ -d "$state_dir" ]; then
+        chmod 0700 "$state_dir" || die "cannot make $state_dir private"
+fi
+install_file "$bin" "$install_dir" resctrl-mon-hook 0755
+install_file "$config" "$install_dir" config.yaml 0644
+for stage in $stages; do
+        install_json "$stage"
+done
+say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
+
+"$bin" --config "$config" gc --interval "$interval" &
+gc_pid=$!
+wait "$gc_pid"
+rc=$?
+# The hooks stay registered: they work without gc, and the restarted pod reinstalls.
+say "gc exited with status $rc"
+exit "$rc"

@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# deploy/entrypoint.sh with temporary directories standing in for the DaemonSet's
+# hostPaths and a stub standing in for the hook's gc:
+#   test_entrypoint.sh SOURCE_DIR BUILD_HOOKS_D
+# BUILD_HOOKS_D holds the hooks.d files CMake renders: the entrypoint must install
+# files of the same names. strace records the order of the renames.
+set -u
+top=$1
+build_hooks=$2
+entry=$top/deploy/entrypoint.sh
+
+say() {
+        printf '%s\n' "$*" >&2
+}
+
+fail() {
+        say "FAIL: $*"
+        exit 1
+}
+
+command -v strace >/dev/null 2>&1 || { say "SKIP: strace is not installed"; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-entry.XXXXXX") || fail "mktemp"
+cleanup() {
+        rc=$?
+        for f in "$tmp"/run*/entry.pid "$tmp"/run*/gc.pid; do
+                [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+        done
+        rm -rf "$tmp"
+        exit "$rc"
+}
+trap cleanup EXIT
+
+node_dir=/opt/resctrl-mon-hook
+mkdir -p "$tmp/image" "$tmp/node/install" "$tmp/node/hooks.d" "$tmp/node/state" || fail "mkdir"
+chmod 0755 "$tmp/node/state"
+printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
+
+# The stub gc: records who ran it and with what, then waits to be killed.
+cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
+#!/bin/sh
+echo "$PPID" >"$RUN/entry.pid"
+printf '%s\n' "$@" >"$RUN/gc.args.tmp"
+mv "$RUN/gc.args.tmp" "$RUN/gc.args"
+echo "$$" >"$RUN/gc.pid"
+exec sleep 1000
+EOF
+chmod 0755 "$tmp/image/resctrl-mon-hook"
+
+# run_entry N: starts the entrypoint under strace in $tmp/runN; sets run and trace_pid.
+run_entry() {
+        run=$tmp/run$1
+        mkdir -p "$run" || fail "mkdir $run"
+        RUN=$run RMH_BIN=$tmp/image/resctrl-mon-hook RMH_TEMPLATE=$top/hooks.d/resctrl-mon-hook.json.in \
+                RMH_CONFIG=$tmp/image/config.yaml RMH_NODE_DIR=$node_dir \
+                RMH_INSTALL_DIR=$tmp/node/install RMH_HOOKS_DIR=$tmp/node/hooks.d \
+                RMH_STATE_DIR=$tmp/node/state RMH_GC_INTERVAL=60 \
+                strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2 \
+                -o "$run/trace" sh "$entry" </dev/null >"$run/out" 2>&1 &
+        trace_pid=$!
+        i=0
+        until [ -f "$run/gc.args" ] && [ -f "$run/gc.pid" ]; do
+                if ! kill -0 "$trace_pid" 2>/dev/null; then
+                        cat "$run/out" >&2
+                        fail "the entrypoint exited before starting gc"
+                fi
+                i=$((i + 1))
+                [ "$i" -le 200 ] || fail "gc did not start within 20 s"
+                sleep 0.1
+        done
+}
+
+# Line number of the first successful rename onto $1 in the trace.
+renamed_at() {
+        grep -n "rename[a-z0-9]*(.*\"$1\".*= 0$" "$run/trace" | head -n 1 | cut -d: -f1
+}
+
+check_installed() {
+        cmp -s "$tmp/image/resctrl-mon-hook" "$tmp/node/install/resctrl-mon-hook" ||
+                fail "the binary was not installed"
+        [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "the installed binary is not executable"
+        cmp -s "$tmp/image/config.yaml" "$tmp/node/install/config.yaml" ||
+                fail "the config was not installed"
+        [ "$(stat -c %a "$tmp/node/state")" = 700 ] || fail "the state directory is not 0700"
+        want=$(cd "$build_hooks" && ls -- *.json)
+        have=$(cd "$tmp/node/hooks.d" && ls -A)
+        [ -n "$want" ] && [ "$have" = "$want" ] ||
+                fail "hooks.d holds [$(echo $have)], expected [$(echo $want)]"
+        for stage in createRuntime poststop; do
+                f=$tmp/node/hooks.d/50-resctrl-mon-hook-$(echo "$stage" | tr '[:upper:]' '[:lower:]').json
+                grep -qF "\"path\": \"$node_dir/resctrl-mon-hook\"," "$f" ||
+                        fail "$f does not name the node path: $(cat "$f")"
+                grep -qF "\"args\": [\"resctrl-mon-hook\", \"--config\", \"$node_dir/config.yaml\", \"$stage\"]," "$f" ||
+                        fail "$f has not the expected args: $(cat "$f")"
+                grep -qF "\"stages\": [\"$stage\"]" "$f" || fail "$f is not for $stage"
+                ! grep -qF "$tmp" "$f" || fail "$f names a container path"
+                # Written only under a temporary name, renamed last.
+                ! grep -q "open[a-z]*(.*\"$f\".*O_CREAT" "$run/trace" || fail "$f was written in place"
+                json=$(renamed_at "$f")
+                bin=$(renamed_at "$tmp/node/install/resctrl-mon-hook")
+                cfg=$(renamed_at "$tmp/node/install/config.yaml")
+                [ -n "$json" ] && [ -n "$bin" ] && [ -n "$cfg" ] ||
+                        fail "no rename onto $f, the binary or the config in the trace"
+                [ "$bin" -lt "$json" ] && [ "$cfg" -lt "$json" ] ||
+                        fail "$f was renamed into place before the binary or the config"
+        done
+        ! grep -q "open[a-z]*(.*\"$tmp/node/install/resctrl-mon-hook\".*O_CREAT" "$run/trace" ||
+                fail "the binary was written in place (a running hook would see it change)"
+        [ "$(cat "$run/gc.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" gc --interval 60)" ] ||
+                fail "gc ran with [$(tr "\n" " " <"$run/gc.args")]"
+}
+
+# stop_entry: SIGTERM to the entrypoint; it must exit 0, having removed the JSON files
+# and stopped gc, and leave the binary and the config.
+stop_entry() {
+        kill -TERM "$(cat "$run/entry.pid")" || fail "kill the entrypoint"
+        wait "$trace_pid"
+        rc=$?
+        [ "$rc" -eq 0 ] || { cat "$run/out" >&2; fail "the entrypoint exited $rc on SIGTERM"; }
+        [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
+                fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d") after SIGTERM"
+        [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "the binary was removed on SIGTERM"
+        [ -f "$tmp/node/install/config.yaml" ] || fail "the config was removed on SIGTERM"
+        ! kill -0 "$(cat "$run/gc.pid")" 2>/dev/null || fail "gc still runs after SIGTERM"
+        rm -f "$run/entry.pid" "$run/gc.pid"
+}
+
+say "-- first install: binary and config, then the JSON files, by rename"
+run_entry 1
+check_installed
+say "-- SIGTERM: the JSON files go, the binary stays"
+stop_entry
+
+say "-- upgrade over what a previous pod left, with a stale temporary file"
+printf 'old\n' >"$tmp/node/install/resctrl-mon-hook"
+printf '{"stale": true}\n' >"$tmp/node/hooks.d/.50-resctrl-mon-hook-poststop.json.tmp"
+run_entry 2
+[ ! -e "$tmp/node/hooks.d/.50-resctrl-mon-hook-poststop.json.tmp" ] || fail "stale temporary file left"
+check_installed
+stop_entry
+
+say "-- refuses to register anything without the binary in the image"
+run=$tmp/run3
+mkdir -p "$run"
+RMH_BIN=$tmp/image/missing RMH_TEMPLATE=$top/hooks.d/resctrl-mon-hook.json.in \
+        RMH_CONFIG=$tmp/image/config.yaml RMH_INSTALL_DIR=$tmp/node/install \
+        RMH_HOOKS_DIR=$tmp/node/hooks.d sh "$entry" >"$run/out" 2>&1 && fail "ran without a binary"
+grep -q "is not an executable" "$run/out" || fail "no reason given: $(cat "$run/out")"
+[ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "registered a hook without a binary"
+say "PASS"

@@ -1,0 +1,174 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# deploy/ checked statically (no cluster, no registry here):
+#   test_manifests.sh SOURCE_DIR BUILD_DIR YAMLFLAT
+# Every manifest parses; the DaemonSet's pod is least-privilege with hostPID and
+# exactly the four hostPaths; its paths agree with the entrypoint, the sample
+# config, the Containerfile and the layout `cmake --install` makes; the
+# Containerfile copies only files that exist; the containerd examples name the
+# installed hook.
+set -u
+top=$1
+build=$2
+yamlflat=$3
+
+fail() {
+        echo "FAIL: $*" >&2
+        exit 1
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-deploy.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$tmp"' EXIT
+
+# val FLAT KEY: the value of KEY (empty if none).
+val() {
+        sed -n "s|^$2=||p" "$1" | head -n 1
+}
+
+# expect FLAT KEY VALUE
+expect() {
+        [ "$(val "$1" "$2")" = "$3" ] || fail "$(basename "$1" .flat): $2 is '$(val "$1" "$2")', not '$3'"
+}
+
+echo "-- every manifest parses"
+for f in $(cd "$top" && find deploy -name '*.yaml' -o -name '*.json' | sort); do
+        out=$tmp/$(echo "$f" | tr / _).flat
+        "$yamlflat" "$top/$f" >"$out" || fail "$f does not parse"
+        [ -s "$out" ] || fail "$f is empty"
+done
+
+echo "-- the install layout (cmake --install --prefix /usr)"
+DESTDIR=$tmp/root cmake --install "$build" --prefix /usr >/dev/null || fail "cmake --install"
+layout_bin=/usr/libexec/resctrl-mon-hook/resctrl-mon-hook
+layout_hooks=/usr/share/containers/oci/hooks.d
+[ -x "$tmp/root$layout_bin" ] || fail "cmake does not install $layout_bin"
+[ -n "$(ls "$tmp/root$layout_hooks"/*.json 2>/dev/null)" ] || fail "cmake installs no $layout_hooks/*.json"
+state_dir=$(sed -n 's|^#stateDir: ||p' "$top/config/config.yaml")
+resctrl=$(sed -n 's|^#resctrlPath: ||p' "$top/config/config.yaml")
+[ -n "$state_dir" ] && [ -n "$resctrl" ] || fail "no stateDir or resctrlPath default in config/config.yaml"
+
+echo "-- the DaemonSet"
+ds=$tmp/deploy_daemonset.yaml.flat
+doc=$(sed -n 's|^\([0-9]*\)\.kind=DaemonSet$|\1|p' "$ds")
+[ -n "$doc" ] || fail "no DaemonSet in deploy/daemonset.yaml"
+grep "^$doc\.spec\.template\.spec\." "$ds" | sed "s|^$doc\.spec\.template\.spec\.||" >"$tmp/pod"
+pod=$tmp/pod
+expect "$pod" hostPID true
+expect "$pod" automountServiceAccountToken false
+for k in hostNetwork hostIPC; do
+        [ "$(val "$pod" "$k")" != true ] || fail "the pod sets $k"
+done
+! grep -q 'privileged=true' "$pod" || fail "the pod is privileged"
+! grep -q '^initContainers\.' "$pod" || fail "unexpected init containers"
+! grep -q '^containers\.1\.' "$pod" || fail "more than one container"
+c=containers.0
+expect "$pod" "$c.securityContext.privileged" false
+expect "$pod" "$c.securityContext.allowPrivilegeEscalation" false
+expect "$pod" "$c.securityContext.readOnlyRootFilesystem" true
+expect "$pod" "$c.securityContext.capabilities.drop.0" ALL
+! grep -q "^$c\.securityContext\.capabilities\.add" "$pod" || fail "the container adds capabilities"
+
+# Every volume is a hostPath or the ConfigMap; the hostPaths are exactly these four.
+env() {
+        i=$(sed -n "s|^$c\.env\.\([0-9]*\)\.name=$1$|\1|p" "$pod")
+        [ -n "$i" ] || fail "the container does not set $1"
+        val "$pod" "$c.env.$i.value"
+}
+node_dir=$(env RMH_NODE_DIR)
+want=$(printf '%s\n' "$node_dir" "$layout_hooks" "$state_dir" "$resctrl" | sort)
+have=$(sed -n 's|^volumes\.[0-9]*\.hostPath\.path=||p' "$pod" | sort)
+[ "$have" = "$want" ] || fail "hostPaths are [$(echo $have)], expected [$(echo $want)]"
+for i in $(sed -n 's|^volumes\.\([0-9]*\)\.name=.*|\1|p' "$pod"); do
+        grep -q "^volumes\.$i\.\(hostPath\.path\|configMap\.name\)=" "$pod" ||
+                fail "volume $(val "$pod" "volumes.$i.name") is neither a hostPath nor the ConfigMap"
+done
+
+# mount_of HOSTPATH: where the container mounts the volume of that hostPath.
+mount_of() {
+        i=$(grep "^volumes\.[0-9]*\.hostPath\.path=$1$" "$pod" | cut -d. -f2)
+        name=$(val "$pod" "volumes.$i.name")
+        j=$(sed -n "s|^$c\.volumeMounts\.\([0-9]*\)\.name=$name$|\1|p" "$pod")
+        [ -n "$j" ] || fail "the hostPath $1 is not mounted"
+        [ "$(val "$pod" "$c.volumeMounts.$j.readOnly")" != true ] || fail "$1 is mounted read-only"
+        val "$pod" "$c.volumeMounts.$j.mountPath"
+}
+[ "$(mount_of "$node_dir")" = "$(env RMH_INSTALL_DIR)" ] || fail "RMH_INSTALL_DIR is not where $node_dir is mounted"
+[ "$(mount_of "$layout_hooks")" = "$(env RMH_HOOKS_DIR)" ] || fail "RMH_HOOKS_DIR is not where $layout_hooks is mounted"
+# gc reads stateDir and resctrlPath from the config: they must be at the node's paths.
+[ "$(mount_of "$state_dir")" = "$state_dir" ] || fail "$state_dir is not mounted at its own path"
+[ "$(mount_of "$resctrl")" = "$resctrl" ] || fail "$resctrl is not mounted at its own path"
+[ "$(env RMH_STATE_DIR)" = "$state_dir" ] || fail "RMH_STATE_DIR is not $state_dir"
+cfg_vol=$(sed -n 's|^volumes\.\([0-9]*\)\.configMap\.name=.*|\1|p' "$pod")
+cfg_name=$(val "$pod" "volumes.$cfg_vol.name")
+j=$(sed -n "s|^$c\.volumeMounts\.\([0-9]*\)\.name=$cfg_name$|\1|p" "$pod")
+cfg_key=$(basename "$(env RMH_CONFIG)")
+[ "$(val "$pod" "$c.volumeMounts.$j.mountPath")/$cfg_key" = "$(env RMH_CONFIG)" ] ||
+        fail "RMH_CONFIG is not in the ConfigMap's mount"
+
+# The ConfigMap's config keeps the hostPaths, and the hook's parser accepts it.
+cm_doc=$(sed -n 's|^\([0-9]*\)\.kind=ConfigMap$|\1|p' "$ds")
+[ "$(val "$ds" "$cm_doc.metadata.name")" = "$(val "$pod" "volumes.$cfg_vol.configMap.name")" ] ||
+        fail "the DaemonSet mounts another ConfigMap than deploy/daemonset.yaml defines"
+printf '%b' "$(val "$ds" "$cm_doc.data.$cfg_key")" >"$tmp/config.yaml"
+"$yamlflat" "$tmp/config.yaml" >"$tmp/config.flat" || fail "the ConfigMap's config does not parse"
+v=$(val "$tmp/config.flat" 0.stateDir)
+[ -z "$v" ] || [ "$v" = "$state_dir" ] || fail "the ConfigMap sets stateDir to $v, not the hostPath"
+v=$(val "$tmp/config.flat" 0.resctrlPath)
+[ -z "$v" ] || [ "$v" = "$resctrl" ] || fail "the ConfigMap sets resctrlPath to $v, not the hostPath"
+# Not a pod's container: the hook loads the config, then exits without a word.
+echo '{"ociVersion": "1.0.2", "id": "x", "status": "creating", "pid": 1, "bundle": "/",
+  "annotations": {}}' | "$build/hook/resctrl-mon-hook" --config "$tmp/config.yaml" \
+        createRuntime 2>"$tmp/hook.err" || fail "the hook fails with the ConfigMap's config"
+[ ! -s "$tmp/hook.err" ] || fail "the hook complains about the ConfigMap's config: $(cat "$tmp/hook.err")"
+
+# The entrypoint's defaults are the manifest's values, so the image alone agrees.
+for k in RMH_NODE_DIR RMH_INSTALL_DIR RMH_HOOKS_DIR RMH_STATE_DIR RMH_CONFIG RMH_GC_INTERVAL; do
+        grep -qF "\${$k:-$(env $k)}" "$top/deploy/entrypoint.sh" ||
+                fail "deploy/entrypoint.sh does not default $k to $(env $k)"
+done
+
+echo "-- the Containerfile"
+cf=$top/deploy/Containerfile
+cmd=$(val "$pod" "$c.command.0")
+grep -qx "ENTRYPOINT \[\"$cmd\"\]" "$cf" || fail "the DaemonSet's command $cmd is not the image's ENTRYPOINT"
+grep '^COPY ' "$cf" >"$tmp/copies" || fail "no COPY in the Containerfile"
+dests=""
+while read -r _ a b d; do
+        case $a in
+        --from=build)
+                case $b in /out/*) ;; *) fail "COPY --from=build of $b, not of the install in /out" ;; esac
+                [ -e "$tmp/root${b#/out}" ] || fail "the Containerfile copies $b, which cmake --install does not make"
+                ;;
+        --*) fail "unexpected COPY option $a" ;;
+        *)
+                d=$b
+                [ -e "$top/$a" ] || fail "the Containerfile copies $a, which does not exist"
+                ;;
+        esac
+        dests="$dests $d"
+done <"$tmp/copies"
+grep -q '^COPY deploy/entrypoint.sh '"$cmd"'$' "$tmp/copies" || fail "$cmd is not deploy/entrypoint.sh"
+grep -q "^COPY --from=build /out$layout_bin $(sed -n 's|^bin=${RMH_BIN:-\(.*\)}$|\1|p' "$top/deploy/entrypoint.sh")\$" \
+        "$tmp/copies" || fail "the image's hook is not where the entrypoint's RMH_BIN says"
+grep -q "^COPY hooks.d/resctrl-mon-hook.json.in $(sed -n 's|^template=${RMH_TEMPLATE:-\(.*\)}$|\1|p' "$top/deploy/entrypoint.sh")\$" \
+        "$tmp/copies" || fail "the image's template is not where the entrypoint's RMH_TEMPLATE says"
+grep -q -- '-DSTATIC=ON' "$cf" || fail "the image's hook is not linked statically"
+grep -q -- '-DCMAKE_INSTALL_PREFIX=/usr' "$cf" || fail "the image does not install with prefix /usr"
+for p in build obj-; do
+        grep -q "^$p" "$top/.dockerignore" || fail ".dockerignore does not exclude $p"
+done
+
+echo "-- containerd: base_runtime_spec hooks and NRI's hook-injector"
+spec=$tmp/deploy_containerd_base-runtime-spec-hooks.json.flat
+for stage in createRuntime poststop; do
+        expect "$spec" "0.hooks.$stage.0.path" "$layout_bin"
+        expect "$spec" "0.hooks.$stage.0.args.1" "$stage"
+done
+inj=$tmp/deploy_containerd_hook-injector_hook-dir.yaml.flat
+# The injector checks the hook's path in its own mount namespace: same path as the node's.
+expect "$inj" 0.spec.template.spec.volumes.0.hostPath.path "$node_dir"
+expect "$inj" 0.spec.template.spec.containers.0.volumeMounts.0.mountPath "$node_dir"
+expect "$inj" 0.spec.template.spec.containers.0.volumeMounts.0.readOnly true
+kz=$tmp/deploy_containerd_hook-injector_kustomization.yaml.flat
+expect "$kz" 0.patches.0.path hook-dir.yaml
+echo PASS

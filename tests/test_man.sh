@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# resctrl-mon-hook(8): renders without a warning from man(1) and names every
+# config key of the sample config and every long option of the hook.
+#   test_man.sh SOURCE_DIR MANPAGE
+set -u
+top=$1
+man_page=$2
+
+fail() {
+        echo "FAIL: $*" >&2
+        exit 1
+}
+
+command -v go-md2man >/dev/null 2>&1 || { echo "SKIP: go-md2man is not installed" >&2; exit 77; }
+command -v man >/dev/null 2>&1 || { echo "SKIP: man is not installed" >&2; exit 77; }
+[ -f "$man_page" ] || fail "'$man_page' was not built"
+
+# The widths man(1) uses on a terminal and lintian's check.
+for width in 80 100; do
+        warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=$width \
+                man --warnings -E UTF-8 -l -Tutf8 -Z "$man_page" 2>&1 >/dev/null)
+        [ -z "$warnings" ] || fail "man warns at width $width: $warnings"
+done
+text=$(MANWIDTH=200 man -l "$man_page" 2>/dev/null) || fail "man -l $man_page"
+
+# Keys are the sample's commented-out defaults; log.* are written as log.level etc.
+keys=$(sed -n 's/^#\([a-zA-Z]*\):.*/\1/p' "$top/config/config.yaml")
+[ -n "$keys" ] || fail "no keys found in config/config.yaml"
+for key in $keys removeDelaySeconds log.level log.syslog log.stderr; do
+        [ "$key" = log ] && continue
+        printf '%s\n' "$text" | grep -qF -- "$key" || fail "the man page does not name '$key'"
+done
+
+options=$(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' "$top/hook/main.c")
+[ -n "$options" ] || fail "no long options found in hook/main.c"
+for option in $options; do
+        printf '%s\n' "$text" | grep -qF -- "--$option" || fail "the man page does not name --$option"
+done
+for word in createRuntime prestart poststop gc check status "EXIT STATUS" FILES hooks.d \
+        /usr/share/containers/oci/hooks.d /etc/resctrl-mon-hook/config.yaml; do
+        printf '%s\n' "$text" | grep -qF -- "$word" || fail "the man page does not mention '$word'"
+done
+echo PASS
