@@ -151,21 +151,24 @@ static char *describe_mon(int root_fd, const char *res)
         return asprintf(&out, "%s (%s)", res, features) < 0 ? NULL : out;
 }
 
-static void check_monitoring(struct checker *k)
+/* true when there is monitoring to look at further */
+static bool check_monitoring(struct checker *k)
 {
         _cleanup_free_ char *l3 = describe_mon(k->root_fd, "L3_MON");
         _cleanup_free_ char *pkg = describe_mon(k->root_fd, "PERF_PKG_MON");
         bool groups = faccessat(k->root_fd, "mon_groups", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 
-        if ((!l3 && !pkg) || !groups)
+        if ((!l3 && !pkg) || !groups) {
                 add(k, "monitoring", LEVEL_FAIL,
                     "use a CPU and kernel with RDT monitoring (cqm_* in /proc/cpuinfo, Intel AET "
                     "since 7.0) and no rdt= option disabling it",
                     "no monitoring at '%s': %s", k->config.resctrl_path,
                     !groups ? "no mon_groups directory" : "no info/L3_MON or info/PERF_PKG_MON");
-        else
-                add(k, "monitoring", LEVEL_OK, NULL, "%s%s%s", l3 ? l3 : "", l3 && pkg ? ", " : "",
-                    pkg ? pkg : "");
+                return false;
+        }
+        add(k, "monitoring", LEVEL_OK, NULL, "%s%s%s", l3 ? l3 : "", l3 && pkg ? ", " : "",
+            pkg ? pkg : "");
+        return true;
 }
 
 static int count_group(const char *ctrl, const char *mon, void *userdata)
@@ -461,7 +464,7 @@ static void checker_done(struct checker *k)
 int check_main(const struct command_ctx *ctx, int argc, char **argv)
 {
         _cleanup_(checker_done) struct checker k = {.root_fd = -EBADF};
-        bool json = false, failed = false;
+        bool json = false, failed = false, monitoring = false;
 
         if (parse_check_args(&k, argc, argv, &json) < 0)
                 return COMMAND_USAGE;
@@ -472,14 +475,14 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
 
         check_config(&k, ctx);
         check_mount(&k);
-        if (k.root_fd >= 0) {
-                check_monitoring(&k);
+        if (k.root_fd >= 0)
+                monitoring = check_monitoring(&k);
+        if (monitoring)
                 check_rmids(&k);
-        }
         check_proc(&k);
         check_state_dir(&k);
         check_hooks_dirs(&k);
-        if (k.root_fd >= 0)
+        if (monitoring)
                 check_other_managers(&k);
         for (size_t i = 0; i < k.n; i++)
                 failed = failed || k.results[i].level == LEVEL_FAIL;
