@@ -30,6 +30,31 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
+int write_atomic_at(int dir_fd, const char *name, const char *tmp, const char *data, size_t len,
+                    mode_t mode)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        (void) unlinkat(dir_fd, tmp, 0); /* leftover from a SIGKILLed run */
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return -errno;
+
+        r = write_all(fd, data, len);
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+
+        /* Makes the rename durable; dir_fd is O_RDONLY, not O_PATH, for this. */
+        return fsync(dir_fd) < 0 ? -errno : 0;
+}
+
 /* Keeps reading to EOF so that the writer (the runtime) never sees EPIPE. */
 static int drain(int fd)
 {

@@ -5,9 +5,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
+
+/* Replaces dir_fd/name atomically: writes tmp (mode, O_EXCL, after removing
+ * a leftover one), fsyncs it, renames it over name and fsyncs dir_fd (which
+ * must be O_RDONLY, not O_PATH). The caller makes sure no one else uses tmp. */
+int write_atomic_at(int dir_fd, const char *name, const char *tmp, const char *data, size_t len,
+                    mode_t mode);
 
 /* Reads fd to EOF into a NUL-terminated buffer (*ret, owned by the caller).
  * Past cap bytes it keeps reading and discarding to EOF (so a writer on the

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,16 @@ static inline void fclosep(FILE **f)
                 int saved_errno = errno;
 
                 (void) fclose(*f);
+                errno = saved_errno;
+        }
+}
+
+static inline void closedirp(DIR **d)
+{
+        if (*d) {
+                int saved_errno = errno;
+
+                (void) closedir(*d);
                 errno = saved_errno;
         }
 }

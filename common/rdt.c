@@ -21,12 +21,6 @@
 /* tasks is one id per line; past this many bytes a group is certainly not empty. */
 #define RDT_TASKS_MAX (1024 * 1024)
 
-static inline void closedirp(DIR **d)
-{
-        if (*d)
-                (void) closedir(*d);
-}
-
 bool rdt_ctrl_group_is_valid(const char *ctrl)
 {
         static const char *const reserved[] = {"info", "mon_groups", "mon_data"};
@@ -68,7 +62,7 @@ static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
         return open_dir_at(ctrl_fd, "mon_groups", ret_fd);
 }
 
-static int open_mon_group(int root_fd, const char *ctrl, const char *name, int *ret_fd)
+int rdt_mon_group_open(int root_fd, const char *ctrl, const char *name, int *ret_fd)
 {
         _cleanup_close_ int dir_fd = -EBADF;
         int r;
@@ -291,7 +285,7 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
 
         if (pid <= 0)
                 return -EINVAL;
-        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
         if (r < 0)
                 return r;
         tasks_fd = openat(group_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -331,7 +325,7 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
         char *p, *end;
         int r;
 
-        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
         if (r < 0)
                 return r;
         fd = openat(group_fd, "tasks", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -380,10 +374,80 @@ int rdt_mon_group_exists(int root_fd, const char *ctrl, const char *name)
         _cleanup_close_ int group_fd = -EBADF;
         int r;
 
-        r = open_mon_group(root_fd, ctrl, name, &group_fd);
+        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
         if (r == -ENOENT)
                 return 0;
         return r < 0 ? r : 1;
+}
+
+/* The MON groups in one mon_groups directory. */
+static int foreach_mon(int dir_fd, const char *ctrl, rdt_group_fn fn, void *userdata)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = fdopendir(dir_fd);
+        if (!d) {
+                r = -errno;
+                (void) close(dir_fd);
+                return r;
+        }
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                if (!name_is_valid(de->d_name))
+                        continue; /* "." and ".." */
+                r = fn(ctrl, de->d_name, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return -errno;
+}
+
+static bool is_ctrl_group(int root_fd, const char *name)
+{
+        struct stat st;
+
+        return rdt_ctrl_group_is_valid(name) && strcmp(name, "/") != 0 &&
+               fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int fd, r;
+
+        r = open_mon_groups(root_fd, "/", &fd);
+        if (r < 0)
+                return r;
+        r = foreach_mon(fd, "/", fn, userdata);
+        if (r < 0)
+                return r;
+
+        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                if (!is_ctrl_group(root_fd, de->d_name))
+                        continue; /* info, mon_groups, mon_data, files */
+                r = fn(de->d_name, NULL, userdata);
+                if (r < 0)
+                        return r;
+                r = open_mon_groups(root_fd, de->d_name, &fd);
+                if (r == -ENOENT)
+                        continue; /* removed meanwhile */
+                if (r >= 0)
+                        r = foreach_mon(fd, de->d_name, fn, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return -errno;
 }
 
 static int read_num_rmids(int root_fd, const char *mon_dir, unsigned *ret)

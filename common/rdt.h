@@ -66,6 +66,18 @@ int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name);
 /* 1 when <ctrl>/mon_groups/<name> exists, 0 when not, -errno. */
 int rdt_mon_group_exists(int root_fd, const char *ctrl, const char *name);
 
+/* Opens <ctrl>/mon_groups/<name> (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC)
+ * into *ret_fd; -ENOENT when it does not exist. */
+int rdt_mon_group_open(int root_fd, const char *ctrl, const char *name, int *ret_fd);
+
+/* Calls fn(ctrl, mon, userdata) for every group that holds an RMID besides the
+ * root's own: each CTRL_MON group (mon NULL) and each MON group (ctrl "/" for
+ * the root's mon_groups), whoever made them. Stops at fn's first negative
+ * return and returns it; 0 or -errno otherwise. Read-only: take rdt_lock
+ * (LOCK_SH) around it for a consistent count. */
+typedef int (*rdt_group_fn)(const char *ctrl, const char *mon, void *userdata);
+int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata);
+
 /* How many monitoring groups the system can have in all: the smallest
  * num_rmids of info/L3_MON and info/PERF_PKG_MON (whichever exist), minus the
  * root's RMID 0. -ENOENT when neither exists. For log messages. */

@@ -63,31 +63,6 @@ static int state_file_names(const char *uid, char name[static NAME_MAX + 1],
         return 0;
 }
 
-/* Caller holds the pod lock, so the temp name is ours alone. */
-static int write_atomic(int dir_fd, const char *name, const char *tmp, const char *data, size_t len)
-{
-        _cleanup_close_ int fd = -EBADF;
-        int r;
-
-        (void) unlinkat(dir_fd, tmp, 0); /* leftover from a SIGKILLed run */
-        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-
-        r = write_all(fd, data, len);
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlinkat(dir_fd, tmp, 0);
-                return r;
-        }
-
-        /* Makes the rename durable; dir_fd is O_RDONLY, not O_PATH, for this. */
-        return fsync(dir_fd) < 0 ? -errno : 0;
-}
-
 int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
 {
         _cleanup_free_ char *text = NULL;
@@ -100,10 +75,12 @@ int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
         r = pod_state_format(s, uid, &text);
         if (r < 0)
                 return r;
-        return write_atomic(dir_fd, name, tmp, text, strlen(text));
+        /* The pod lock makes the temp name ours alone. */
+        return write_atomic_at(dir_fd, name, tmp, text, strlen(text), 0600);
 }
 
-int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
+static int state_read(int dir_fd, const char *uid, bool locked, struct pod_state *ret,
+                      char **reterr)
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
@@ -114,7 +91,8 @@ int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **re
         r = state_file_names(uid, name, tmp);
         if (r < 0)
                 return r;
-        (void) unlinkat(dir_fd, tmp, 0); /* a save killed before its rename */
+        if (locked)
+                (void) unlinkat(dir_fd, tmp, 0); /* a save killed before its rename */
 
         fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -125,6 +103,16 @@ int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **re
         if (r < 0)
                 return r;
         return pod_state_parse(text, len, uid, ret, reterr);
+}
+
+int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
+{
+        return state_read(dir_fd, uid, true, ret, reterr);
+}
+
+int pod_state_peek(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
+{
+        return state_read(dir_fd, uid, false, ret, reterr);
 }
 
 int pod_state_remove(int dir_fd, const char *uid)
@@ -147,12 +135,18 @@ static void member_done(struct member *m)
         free(m->reason);
 }
 
+static void group_done(struct group *g)
+{
+        pod_state_group_clear_baseline(g);
+        free(g->ctrl);
+}
+
 void pod_state_done(struct pod_state *s)
 {
         for (size_t i = 0; i < s->n_members; i++)
                 member_done(&s->members[i]);
         for (size_t i = 0; i < s->n_groups; i++)
-                free(s->groups[i].ctrl);
+                group_done(&s->groups[i]);
         free(s->members);
         free(s->groups);
         free(s->namespace);
@@ -237,9 +231,65 @@ void pod_state_drop_group(struct pod_state *s, const char *ctrl)
 
         if (!g)
                 return;
-        free(g->ctrl);
+        group_done(g);
         memmove(g, g + 1, (size_t) (s->groups + s->n_groups - (g + 1)) * sizeof(*g));
         s->n_groups--;
+}
+
+/* "<domain>/<event>": two path components, the first a mon_data domain. */
+static bool baseline_key_is_valid(const char *key)
+{
+        const char *slash = strchr(key, '/');
+        char domain[NAME_MAX + 1];
+
+        if (!slash || (size_t) (slash - key) > NAME_MAX || strncmp(key, "mon_", 4) != 0)
+                return false;
+        snprintf(domain, sizeof(domain), "%.*s", (int) (slash - key), key);
+        return name_is_valid(domain) && name_is_valid(slash + 1);
+}
+
+int pod_state_group_set_baseline(struct group *g, const char *key, const struct counter_value *v)
+{
+        struct baseline *b, *a;
+        char *k;
+
+        if (!baseline_key_is_valid(key) || v->scale > COUNTER_SCALE_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < g->n_baseline; i++)
+                if (strcmp(g->baseline[i].key, key) == 0) {
+                        g->baseline[i].value = *v;
+                        return 0;
+                }
+        if (g->n_baseline >= STATE_BASELINE_MAX)
+                return -E2BIG;
+
+        k = strdup(key);
+        a = k ? realloc(g->baseline, (g->n_baseline + 1) * sizeof(*a)) : NULL;
+        if (!a) {
+                free(k);
+                return -ENOMEM;
+        }
+        b = &a[g->n_baseline++];
+        *b = (struct baseline){.key = k, .value = *v};
+        g->baseline = a;
+        return 0;
+}
+
+void pod_state_group_clear_baseline(struct group *g)
+{
+        for (size_t i = 0; i < g->n_baseline; i++)
+                free(g->baseline[i].key);
+        free(g->baseline);
+        g->baseline = NULL;
+        g->n_baseline = 0;
+}
+
+const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key)
+{
+        for (size_t i = 0; i < g->n_baseline; i++)
+                if (strcmp(g->baseline[i].key, key) == 0)
+                        return &g->baseline[i].value;
+        return NULL;
 }
 
 int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *pod_name)
@@ -291,16 +341,39 @@ static int pod_state_check(const struct pod_state *s, char **reterr)
         return 0;
 }
 
+/* Values as the kernel's text: exact, whatever the scale. */
+static json_t *format_baseline(const struct group *g)
+{
+        json_auto_t *o = json_object();
+
+        if (!o)
+                return NULL;
+        for (size_t i = 0; i < g->n_baseline; i++) {
+                char text[COUNTER_VALUE_STRLEN];
+
+                if (counter_value_format(&g->baseline[i].value, text, sizeof(text)) < 0 ||
+                    json_object_set_new(o, g->baseline[i].key, json_string(text)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(o);
+}
+
 static json_t *format_groups(const struct pod_state *s)
 {
         json_auto_t *a = json_array();
 
         if (!a)
                 return NULL;
-        for (size_t i = 0; i < s->n_groups; i++)
-                if (json_array_append_new(a, json_pack("{s:s, s:b}", "ctrl", s->groups[i].ctrl,
-                                                       "owned", s->groups[i].owned)) < 0)
+        for (size_t i = 0; i < s->n_groups; i++) {
+                const struct group *g = &s->groups[i];
+                json_auto_t *o = json_pack("{s:s, s:b}", "ctrl", g->ctrl, "owned", g->owned);
+
+                if (!o || (g->n_baseline > 0 &&
+                           json_object_set_new(o, "baseline", format_baseline(g)) < 0))
                         return NULL;
+                if (json_array_append(a, o) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(a);
 }
 
@@ -365,6 +438,33 @@ static int parse_string_or_null(json_t *v, const char *what, char **ret, char **
         return *ret ? 0 : -ENOMEM;
 }
 
+static int parse_baseline(json_t *o, size_t i, struct group *g, char **reterr)
+{
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(o))
+                return bad_state(reterr, "group %zu: baseline must be an object", i);
+        if (json_object_size(o) > STATE_BASELINE_MAX)
+                return bad_state(reterr, "group %zu: too many baseline entries", i);
+        json_object_foreach(o, key, v)
+        {
+                struct counter_value cv;
+                int r;
+
+                if (!json_is_string(v) || counter_value_parse(json_string_value(v), &cv) < 0 ||
+                    strchr(json_string_value(v), '\n'))
+                        return bad_state(reterr, "group %zu: baseline values must be counter text",
+                                         i);
+                r = pod_state_group_set_baseline(g, key, &cv);
+                if (r == -EINVAL)
+                        return bad_state(reterr, "group %zu: invalid baseline key", i);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
 {
         size_t i;
@@ -374,14 +474,17 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
                 return bad_state(reterr, "groups must be an array");
         json_array_foreach(groups, i, g)
         {
+                json_t *baseline = NULL;
                 json_error_t jerr;
                 const char *ctrl;
                 int owned, r;
 
-                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b}", "ctrl", &ctrl, "owned",
-                                   &owned) < 0)
+                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b, s?o}", "ctrl", &ctrl,
+                                   "owned", &owned, "baseline", &baseline) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
                 r = pod_state_add_group(s, ctrl, owned);
+                if (r >= 0 && baseline)
+                        r = parse_baseline(baseline, i, &s->groups[s->n_groups - 1], reterr);
                 if (r < 0)
                         return r;
         }

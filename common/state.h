@@ -6,17 +6,24 @@
  *
  * The file is JSON:
  * {"version":1,"uid":"...","namespace":"...","pod":"...",
- *  "groups":[{"ctrl":"/","owned":true}],
+ *  "groups":[{"ctrl":"/","owned":true,
+ *             "baseline":{"mon_L3_00/mbm_total_bytes":"1234"}}],
  *  "members":[{"id":"...","ctrl":"/","pid":123,"start_time":456,
  *              "monitored":true,"reason":null}]}
  * A group is listed from just before the hook mkdirs it until it is removed,
  * so a group in resctrl named by a pod UID but absent from every state file
- * was never the hook's. */
+ * was never the hook's.
+ * "baseline" (optional, omitted when empty) holds the cumulative counters of
+ * the group as they read when the hook started using it, keyed
+ * "<mon_data domain>/<event>", valued the kernel's text ("1234",
+ * "1.500000"): a reused RMID can carry counts of its previous group. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "counters.h"
 
 #define STATE_VERSION 1
 
@@ -29,9 +36,19 @@ struct member {
         char *reason;    /* why not monitored ("out of RMIDs", ...); NULL when monitored */
 };
 
+struct baseline {
+        char *key; /* "<domain>/<event>": "mon_L3_00/mbm_total_bytes" */
+        struct counter_value value;
+};
+
+/* At most this many baseline entries per group (a group has a few dozen counters). */
+#define STATE_BASELINE_MAX COUNTERS_MAX
+
 struct group {
         char *ctrl; /* control group; the monitoring group is <ctrl>/mon_groups/<uid> */
         bool owned; /* the hook created it; false when it found one it did not make */
+        struct baseline *baseline; /* counters when the hook started using it */
+        size_t n_baseline;
 };
 
 struct pod_state {
@@ -53,6 +70,11 @@ int state_dir_open(const char *path, int *ret_fd);
  * Removes a leftover <uid>.members.tmp of a killed run first. */
 int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr);
 
+/* Like pod_state_load, for readers that do not hold the pod lock (status,
+ * check): never touches the temp file, which may be a writer's in progress.
+ * Safe because save replaces the file by rename. */
+int pod_state_peek(int dir_fd, const char *uid, struct pod_state *ret, char **reterr);
+
 /* Writes <uid>.members atomically. */
 int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s);
 
@@ -73,6 +95,15 @@ int pod_state_add_group(struct pod_state *s, const char *ctrl, bool owned);
 /* Drops and frees the entry; a no-op when absent. */
 void pod_state_drop_member(struct pod_state *s, const char *id);
 void pod_state_drop_group(struct pod_state *s, const char *ctrl);
+
+/* Sets (replaces) the baseline of "<domain>/<event>" in g. 0, -EINVAL for a
+ * key that is not two valid names joined by '/' with the domain starting
+ * "mon_", -E2BIG past STATE_BASELINE_MAX entries, -ENOMEM. */
+int pod_state_group_set_baseline(struct group *g, const char *key, const struct counter_value *v);
+/* Forgets every baseline of g (its group was re-created: a new RMID). */
+void pod_state_group_clear_baseline(struct group *g);
+/* NULL when g has no baseline for key. */
+const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key);
 
 /* Sets namespace and pod name (copies; NULL allowed). 0 or -ENOMEM. */
 int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *pod_name);

@@ -5,13 +5,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "config.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
+#include "outcome.h"
 #include "proc.h"
 #include "stage.h"
+#include "state.h"
 
 /* Exit statuses (documented in the README). */
 #define EXIT_OK 0     /* done, deliberately skipped, or failed under failurePolicy: ignore */
@@ -33,11 +36,15 @@ struct args {
         const char *config_path;
         bool config_explicit;
         int log_level; /* -1: from the config */
+        char **command; /* "check" or "status" and its arguments, NULL-terminated */
+        int command_argc;
 };
 
 static void help(void)
 {
         printf("Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
+               "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]...\n"
+               "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
                "\n"
                "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
                "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
@@ -45,6 +52,10 @@ static void help(void)
                "Stages:\n"
                "  createRuntime, prestart   create the pod's group and move the container in\n"
                "  poststop                  drop the container; remove the group after the last\n"
+               "\n"
+               "Commands:\n"
+               "  check                     is this node set up right (exit 1 if a check fails)\n"
+               "  status                    pods, their groups, members and counters\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE         configuration (default %s)\n"
@@ -78,7 +89,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         int c;
 
         *a = (struct args){.config_path = HOOK_DEFAULT_CONFIG, .log_level = -1};
-        while ((c = getopt_long(argc, argv, "c:l:hV", options, NULL)) >= 0) {
+        /* "+": options after the command or stage are the command's. */
+        while ((c = getopt_long(argc, argv, "+c:l:hV", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
                         a->config_path = optarg;
@@ -100,6 +112,12 @@ static int parse_args(int argc, char **argv, struct args *a)
                 default:
                         return -EINVAL;
                 }
+        }
+        if (optind < argc &&
+            (strcmp(argv[optind], "check") == 0 || strcmp(argv[optind], "status") == 0)) {
+                a->command = argv + optind;
+                a->command_argc = argc - optind;
+                return 1;
         }
         if (optind != argc - 1) {
                 log_error("expected exactly one STAGE argument (see --help)");
@@ -180,6 +198,34 @@ static int run_stage(const struct args *a, const struct config *c, const struct 
         return stage_poststop(&ctx, ret_outcome);
 }
 
+/* Counts the run's outcome for status; a failure costs the count only. */
+static void count_outcome(const struct config *c, const struct args *a, int r,
+                          const char *outcome)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int q;
+
+        q = state_dir_open(c->state_dir, &fd);
+        if (q >= 0)
+                q = outcome_count(fd, a->stage == STAGE_CREATE ? "createRuntime" : "poststop",
+                                  r < 0 ? "error" : outcome);
+        if (q < 0)
+                log_debug("cannot count the outcome: %s", strerror(-q));
+}
+
+static int run_command(const struct args *a)
+{
+        const struct command_ctx ctx = {
+                .config_path = a->config_path,
+                .config_explicit = a->config_explicit,
+                .log_level = a->log_level,
+        };
+
+        if (strcmp(a->command[0], "check") == 0)
+                return check_main(&ctx, a->command_argc, a->command);
+        return status_main(&ctx, a->command_argc, a->command);
+}
+
 int main(int argc, char **argv)
 {
         int64_t start = now_usec();
@@ -196,6 +242,8 @@ int main(int argc, char **argv)
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
+        if (a.command)
+                return run_command(&a);
         log_set_context(a.stage_name, NULL);
 
         /* Read stdin before anything can fail: a runtime writing the state must
@@ -225,6 +273,7 @@ int main(int argc, char **argv)
         log_full_errno(LOG_INFO, 0, "pod=%s namespace=%s outcome=%s elapsed_us=%lld", pod.uid,
                        pod.namespace ? pod.namespace : "-", outcome,
                        (long long) (now_usec() - start));
+        count_outcome(&config, &a, r, outcome);
 
         if (r < 0 && a.stage == STAGE_CREATE && config.failure_policy == FAILURE_POLICY_FAIL)
                 return EXIT_FAILED;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "log.h"
@@ -175,6 +176,37 @@ static int unmonitored_reason(const char *what, const char *status, char **ret)
         return 0;
 }
 
+/* Records the group's cumulative counters as they read before any task of
+ * the pod is in it: a reused RMID can carry counts of its previous group, and
+ * a group found already there has counts of its own. A counter that says
+ * Unavailable has counted nothing yet and gets no baseline. Reads only this
+ * group's mon_data; a failure loses the baseline, nothing else. */
+static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
+        _cleanup_free_ struct counter_reading *rd = NULL;
+        _cleanup_close_ int group_fd = -EBADF;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        size_t n = 0;
+        int r;
+
+        pod_state_group_clear_baseline(g);
+        s->dirty = true;
+        r = rdt_mon_group_open(s->root_fd, ctrl, ctx->pod->uid, &group_fd);
+        if (r >= 0)
+                r = counters_read(group_fd, true, &rd, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char key[2 * NAME_MAX + 2];
+
+                if (rd[i].state != COUNTER_OK)
+                        continue;
+                (void) snprintf(key, sizeof(key), "%s/%s", rd[i].domain, rd[i].name);
+                r = pod_state_group_set_baseline(g, key, &rd[i].value);
+        }
+        if (r < 0)
+                log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
+                                  ctx->pod->uid, ctrl_display(ctrl));
+}
+
 /* mkdir the pod's group in ctrl (if missing) and move the init's threads into
  * it, under the resctrl lock. 1 when the container is monitored; 0 when it
  * cannot be (out of RMIDs, class mismatch, control group gone), with
@@ -200,15 +232,14 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                             "container starts unmonitored",
                             uid, ctrl_display(ctrl), strerror(-created), status ? status : "?",
                             budget);
-                r = unmonitored_reason(created == -EBUSY ? "out of RMIDs, some in limbo (EBUSY)"
-                                                         : "out of RMIDs (ENOSPC)",
+                r = unmonitored_reason(created == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
                                        status, ret_reason);
                 goto unlock;
         }
         if (created == -ENOENT) {
                 log_warning("control group '%s' does not exist; container starts unmonitored",
                             ctrl);
-                r = unmonitored_reason("control group missing", ctrl, ret_reason);
+                r = unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
                 goto unlock;
         }
         if (created < 0) {
@@ -216,6 +247,8 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                                     ctrl_display(ctrl));
                 goto unlock;
         }
+        if (created || !recorded)
+                record_baseline(ctx, s, ctrl);
         if (!created && !recorded) {
                 /* Made by someone else: use it, but never remove it. */
                 pod_state_find_group(&s->st, ctrl)->owned = false;
@@ -240,7 +273,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         if (r == -EINVAL) {
                 log_warning("pid %d is not in %s (%s); container starts unmonitored",
                             ctx->state->pid, ctrl_display(ctrl), status ? status : "?");
-                r = unmonitored_reason("class mismatch", status, ret_reason);
+                r = unmonitored_reason(UNMONITORED_CLASS_MISMATCH, status, ret_reason);
         } else {
                 r = log_error_errno(r, "cannot move pid %d into the group of pod %s (%s)",
                                     ctx->state->pid, uid, status ? status : "?");

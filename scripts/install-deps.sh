@@ -4,8 +4,8 @@
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
-libfuse3-dev fuse3 runc crun podman busybox-static strace go-md2man
-debhelper dpkg-dev lintian"
+libfuse3-dev fuse3 runc crun podman busybox-static strace jq prometheus
+go-md2man debhelper dpkg-dev lintian"
 
 missing=""
 for p in $packages; do

@@ -338,6 +338,106 @@ START_TEST(test_load_refuses)
 }
 END_TEST
 
+/* Baselines: kept exact per key, omitted when empty, re-read as written. */
+START_TEST(test_baseline_round_trip)
+{
+        struct pod_state s = {}, back = {};
+        struct counter_value big = {UINT64_MAX, 0}, energy = {1500000, 6}, zero = {0, 0};
+        const struct counter_value *v;
+        char *text = NULL;
+        struct group *g;
+
+        ck_assert_int_eq(pod_state_add_group(&s, "/", true), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "gold", true), 0);
+        g = pod_state_find_group(&s, "gold");
+        ck_assert_int_eq(pod_state_group_set_baseline(g, "mon_L3_00/mbm_total_bytes", &zero), 0);
+        ck_assert_int_eq(pod_state_group_set_baseline(g, "mon_L3_00/mbm_total_bytes", &big), 0);
+        ck_assert_int_eq(pod_state_group_set_baseline(g, "mon_PERF_PKG_01/core_energy", &energy),
+                         0);
+        ck_assert_uint_eq(g->n_baseline, 2);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_str_eq(text, "{\"groups\":[{\"ctrl\":\"/\",\"owned\":true},{\"baseline\":{"
+                               "\"mon_L3_00/mbm_total_bytes\":\"18446744073709551615\","
+                               "\"mon_PERF_PKG_01/core_energy\":\"1.500000\"},\"ctrl\":\"gold\","
+                               "\"owned\":true}],\"members\":[],\"namespace\":null,\"pod\":null,"
+                               "\"uid\":\"u1\",\"version\":1}\n");
+
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &back, NULL), 0);
+        g = pod_state_find_group(&back, "gold");
+        v = pod_state_group_baseline(g, "mon_L3_00/mbm_total_bytes");
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_eq(v->v, UINT64_MAX);
+        v = pod_state_group_baseline(g, "mon_PERF_PKG_01/core_energy");
+        ck_assert_uint_eq(v->v, 1500000);
+        ck_assert_uint_eq(v->scale, 6);
+        ck_assert_ptr_null(pod_state_group_baseline(g, "mon_L3_01/mbm_total_bytes"));
+        ck_assert_uint_eq(pod_state_find_group(&back, "/")->n_baseline, 0);
+
+        /* Dropping and clearing free the entries (ASan checks). */
+        pod_state_group_clear_baseline(g);
+        ck_assert_ptr_null(pod_state_group_baseline(g, "mon_PERF_PKG_01/core_energy"));
+        pod_state_drop_group(&s, "gold");
+        free(text);
+        pod_state_done(&s);
+        pod_state_done(&back);
+}
+END_TEST
+
+START_TEST(test_baseline_refuses)
+{
+        static const char *const bad_keys[] = {"mbm_total_bytes",
+                                               "L3_00/mbm_total_bytes",
+                                               "mon_L3_00/",
+                                               "mon_L3_00/a/b",
+                                               "mon_L3_00/..",
+                                               "mon_L3_00/a\nb",
+                                               ""};
+        static const char *const bad[] = {
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":[]}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"mon_L3_00/x\":1}}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"mon_L3_00/x\":\"-1\"}}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"mon_L3_00/x\":\"1\\n\"}}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"mon_L3_00/x\":\"Unavailable\"}}",
+                  ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"x/y\":\"1\"}}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{\"mon_L3_00/x\":null}}", ""),
+        };
+        struct counter_value one = {1, 0};
+        struct group g = {};
+        struct pod_state s = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(bad_keys); i++)
+                ck_assert_msg(pod_state_group_set_baseline(&g, bad_keys[i], &one) == -EINVAL,
+                              "key %zu accepted", i);
+        ck_assert_uint_eq(g.n_baseline, 0);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(pod_state_parse(bad[i], strlen(bad[i]), UID, &s, NULL) == -EBADMSG,
+                              "state %zu accepted", i);
+        ck_assert_int_eq(
+            pod_state_parse(STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{}}", ""),
+                            strlen(STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline\":{}}", "")),
+                            UID, &s, NULL),
+            0);
+        pod_state_done(&s);
+}
+END_TEST
+
+/* A reader without the pod lock never removes a writer's temp file. */
+START_TEST(test_peek_leaves_tmp)
+{
+        struct pod_state s = {};
+
+        fill(&s);
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        pod_state_done(&s);
+        tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
+        ck_assert_int_eq(pod_state_peek(dir_fd, UID, &s, NULL), 0);
+        assert_filled(&s);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 2);
+        pod_state_done(&s);
+}
+END_TEST
+
 START_TEST(test_load_removes_leftover_tmp)
 {
         struct pod_state s = {};
@@ -528,6 +628,9 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_save_tmp_symlink_not_followed);
         tcase_add_test(tc, test_state_dir_open);
         tcase_add_test(tc, test_state_dir_open_refuses);
+        tcase_add_test(tc, test_baseline_round_trip);
+        tcase_add_test(tc, test_baseline_refuses);
+        tcase_add_test(tc, test_peek_leaves_tmp);
         suite_add_tcase(s, tc);
         return s;
 }

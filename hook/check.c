@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "fsutil.h"
+#include "lock.h"
+#include "log.h"
+#include "macro.h"
+#include "oci.h"
+#include "proc.h"
+#include "rdt.h"
+#include "state.h"
+
+/* Where CRI-O and Podman look for oci-hooks(5) files by default, and where
+ * OpenShift puts them. */
+static const char *const default_hooks_dirs[] = {
+    "/usr/share/containers/oci/hooks.d",
+    "/etc/containers/oci/hooks.d",
+};
+#define HOOKS_DIRS_MAX 16
+#define HOOK_FILE_MAX (64 * 1024)
+
+enum level { LEVEL_OK, LEVEL_WARN, LEVEL_FAIL };
+
+struct result {
+        char *name;
+        enum level level;
+        char *message;
+        char *fix; /* NULL when there is nothing to do */
+};
+
+struct checker {
+        struct config config;
+        int root_fd;
+        const char *hooks_dirs[HOOKS_DIRS_MAX];
+        size_t n_hooks_dirs;
+        struct result *results;
+        size_t n;
+        bool oom;
+};
+
+static const char *level_name(enum level l)
+{
+        return l == LEVEL_OK ? "ok" : l == LEVEL_WARN ? "warn" : "fail";
+}
+
+static void add(struct checker *k, const char *name, enum level level, const char *fix,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Records one check's line; fix may be NULL. */
+static void add(struct checker *k, const char *name, enum level level, const char *fix,
+                const char *fmt, ...)
+{
+        struct result res = {.level = level}, *a;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&res.message, fmt, ap);
+        va_end(ap);
+        res.name = strdup(name);
+        res.fix = fix ? strdup(fix) : NULL;
+        a = n >= 0 && res.name && (!fix || res.fix) ? realloc(k->results, (k->n + 1) * sizeof(*a))
+                                                    : NULL;
+        if (!a) {
+                if (n >= 0)
+                        free(res.message);
+                free(res.name);
+                free(res.fix);
+                k->oom = true;
+                return;
+        }
+        a[k->n++] = res;
+        k->results = a;
+}
+
+static void check_config(struct checker *k, const struct command_ctx *ctx)
+{
+        _cleanup_free_ char *why = NULL;
+
+        if (command_load_config(ctx, &k->config, &why) < 0)
+                add(k, "config", LEVEL_FAIL,
+                    "correct the file: the hook ignores it and runs with built-in defaults",
+                    "%s; the checks below use the defaults", why);
+        else
+                add(k, "config", LEVEL_OK, NULL, "'%s' is valid%s", ctx->config_path,
+                    access(ctx->config_path, F_OK) < 0 ? " (absent: built-in defaults)" : "");
+}
+
+/* The mount (statfs magic) and mon_groups; leaves k->root_fd open when usable. */
+static void check_mount(struct checker *k)
+{
+        const char *path = k->config.resctrl_path;
+        _cleanup_free_ char *fix = NULL;
+        struct statfs sfs;
+        int r;
+
+        if (asprintf(&fix, "mount -t resctrl resctrl %s", path) < 0)
+                fix = NULL;
+        r = rdt_open(path, false, &k->root_fd);
+        if (r == -EOPNOTSUPP) {
+                k->root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = k->root_fd < 0 ? -errno : 0;
+        }
+        if (r < 0) {
+                add(k, "resctrl-mount", LEVEL_FAIL, fix, "cannot open '%s': %s", path,
+                    strerror(-r));
+                return;
+        }
+        if (fstatfs(k->root_fd, &sfs) < 0 || sfs.f_type != RDTGROUP_SUPER_MAGIC) {
+                if (k->config.require_resctrl_fs)
+                        add(k, "resctrl-mount", LEVEL_FAIL, fix, "'%s' is not a resctrl mount",
+                            path);
+                else
+                        add(k, "resctrl-mount", LEVEL_WARN,
+                            "set requireResctrlFs: true on a real node",
+                            "'%s' is not a resctrl mount; accepted because requireResctrlFs is "
+                            "false",
+                            path);
+                return;
+        }
+        add(k, "resctrl-mount", LEVEL_OK, NULL, "resctrl is mounted at '%s'", path);
+}
+
+/* "L3_MON (llc_occupancy, ...)" for one info/<res>_MON, or NULL when absent. */
+static char *describe_mon(int root_fd, const char *res)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *features = NULL;
+        char path[64], *out;
+
+        snprintf(path, sizeof(path), "info/%s", res);
+        fd = openat(root_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        if (read_small_file_at(fd, "mon_features", 4096, &features) < 0)
+                return strdup(res);
+        for (char *p = features; *p; p++)
+                if (*p == '\n')
+                        *p = p[1] ? ',' : '\0';
+        return asprintf(&out, "%s (%s)", res, features) < 0 ? NULL : out;
+}
+
+/* true when there is monitoring to look at further */
+static bool check_monitoring(struct checker *k)
+{
+        _cleanup_free_ char *l3 = describe_mon(k->root_fd, "L3_MON");
+        _cleanup_free_ char *pkg = describe_mon(k->root_fd, "PERF_PKG_MON");
+        bool groups = faccessat(k->root_fd, "mon_groups", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+
+        if ((!l3 && !pkg) || !groups) {
+                add(k, "monitoring", LEVEL_FAIL,
+                    "use a CPU and kernel with RDT monitoring (cqm_* in /proc/cpuinfo, Intel AET "
+                    "since 7.0) and no rdt= option disabling it",
+                    "no monitoring at '%s': %s", k->config.resctrl_path,
+                    !groups ? "no mon_groups directory" : "no info/L3_MON or info/PERF_PKG_MON");
+                return false;
+        }
+        add(k, "monitoring", LEVEL_OK, NULL, "%s%s%s", l3 ? l3 : "", l3 && pkg ? ", " : "",
+            pkg ? pkg : "");
+        return true;
+}
+
+static int count_group(const char *ctrl, const char *mon, void *userdata)
+{
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+static void check_rmids(struct checker *k)
+{
+        unsigned budget, used = 0;
+        int r;
+
+        r = rdt_rmid_budget(k->root_fd, &budget);
+        if (r < 0) {
+                add(k, "rmids", LEVEL_FAIL, NULL, "cannot read num_rmids: %s", strerror(-r));
+                return;
+        }
+        r = lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms);
+        if (r >= 0) {
+                r = rdt_groups_foreach(k->root_fd, count_group, &used);
+                rdt_unlock(k->root_fd);
+        }
+        if (r < 0) {
+                add(k, "rmids", LEVEL_FAIL, NULL, "cannot count the groups: %s", strerror(-r));
+                return;
+        }
+        add(k, "rmids", used >= budget ? LEVEL_WARN : LEVEL_OK,
+            used >= budget ? "monitor fewer pods (namespaces, labelSelector) or remove groups "
+                             "that are not needed; new pods start unmonitored"
+                           : NULL,
+            "%u groups at most (the smaller num_rmids, less the root's), %u in use, %u free; "
+            "RMIDs freed lately wait in limbo until their cache lines age out (mkdir then fails "
+            "with EBUSY)",
+            budget, used, used >= budget ? 0 : budget - used);
+}
+
+static void check_proc(struct checker *k)
+{
+        _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_free_ char *ctrl = NULL;
+        int r;
+
+        r = proc_open(&proc_fd);
+        if (r >= 0)
+                r = rdt_task_ctrl_group(proc_fd, getpid(), &ctrl);
+        if (r >= 0)
+                add(k, "proc-resctrl", LEVEL_OK, NULL,
+                    "/proc/<pid>/cpu_resctrl_groups works (this process is in %s)", ctrl);
+        else
+                add(k, "proc-resctrl", LEVEL_WARN,
+                    "fine when runtimes set linux.intelRdt.closID for every container placed in "
+                    "a control group; otherwise use a kernel with CONFIG_PROC_CPU_RESCTRL",
+                    "/proc/<pid>/cpu_resctrl_groups %s: the hook takes the control group from "
+                    "config.json's linux.intelRdt.closID",
+                    r == -ENODATA ? "says resctrl is not mounted" : "is missing");
+}
+
+static void check_state_dir(struct checker *k)
+{
+        const char *path = k->config.state_dir;
+        _cleanup_free_ char *fix = NULL;
+        struct stat st;
+
+        if (lstat(path, &st) < 0) {
+                if (errno == ENOENT)
+                        add(k, "state-dir", LEVEL_OK, NULL,
+                            "'%s' does not exist yet; the hook creates it (0700)", path);
+                else
+                        add(k, "state-dir", LEVEL_FAIL, NULL, "cannot stat '%s': %m", path);
+                return;
+        }
+        if (asprintf(&fix, "chown %u '%s' && chmod 0700 '%s'", (unsigned) geteuid(), path, path) <
+            0)
+                fix = NULL;
+        if (!S_ISDIR(st.st_mode))
+                add(k, "state-dir", LEVEL_FAIL, "remove it; the hook creates the directory",
+                    "'%s' is not a directory (a symlink is refused too)", path);
+        else if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                add(k, "state-dir", LEVEL_FAIL, fix,
+                    "'%s' is owned by uid %u with mode %04o: the hook refuses it (whoever can "
+                    "write there can forge which groups are its own)",
+                    path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+        else
+                add(k, "state-dir", LEVEL_OK, NULL, "'%s' is owned by uid %u, mode %04o", path,
+                    (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+}
+
+struct hooks_seen {
+        size_t files;
+        bool create, poststop;
+};
+
+static void note_stages(json_t *stages, struct hooks_seen *seen)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(stages, i, v)
+        {
+                const char *st = json_string_value(v);
+
+                if (st && (strcmp(st, "createRuntime") == 0 || strcmp(st, "prestart") == 0))
+                        seen->create = true;
+                else if (st && strcmp(st, "poststop") == 0)
+                        seen->poststop = true;
+        }
+}
+
+/* One oci-hooks(5) file: is it ours, and does its hook.path exist? */
+static void check_hook_file(struct checker *k, int dir_fd, const char *dir, const char *name,
+                            struct hooks_seen *seen)
+{
+        _cleanup_free_ char *text = NULL;
+        json_auto_t *root = NULL;
+        const char *path, *base;
+
+        if (read_small_file_at(dir_fd, name, HOOK_FILE_MAX, &text) < 0)
+                return;
+        root = json_loads(text, 0, NULL);
+        path = json_string_value(json_object_get(json_object_get(root, "hook"), "path"));
+        base = path ? strrchr(path, '/') : NULL;
+        if (!path || strcmp(base ? base + 1 : path, "resctrl-mon-hook") != 0)
+                return; /* another tool's hook */
+
+        seen->files++;
+        note_stages(json_object_get(root, "stages"), seen);
+        if (access(path, X_OK) < 0)
+                add(k, "hooks.d", LEVEL_FAIL,
+                    "install the hook at that path, or correct hook.path in the file",
+                    "%s/%s points at '%s', which %s: CRI-O and Podman skip such a hook", dir, name,
+                    path, errno == ENOENT ? "does not exist" : "is not executable");
+        else
+                add(k, "hooks.d", LEVEL_OK, NULL, "%s/%s runs '%s'", dir, name, path);
+}
+
+static void check_hooks_dirs(struct checker *k)
+{
+        struct hooks_seen seen = {0};
+
+        for (size_t i = 0; i < k->n_hooks_dirs; i++) {
+                _cleanup_(closedirp) DIR *d = opendir(k->hooks_dirs[i]);
+                struct dirent *de;
+                size_t len;
+
+                while (d && (de = readdir(d))) {
+                        len = strlen(de->d_name);
+                        if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0)
+                                check_hook_file(k, dirfd(d), k->hooks_dirs[i], de->d_name, &seen);
+                }
+        }
+        if (seen.files == 0)
+                add(k, "hooks.d", LEVEL_WARN,
+                    "cmake --install installs both files; containerd needs NRI's hook-injector "
+                    "or a base_runtime_spec instead (see the README)",
+                    "no oci-hooks file for resctrl-mon-hook in %s%s%s", k->hooks_dirs[0],
+                    k->n_hooks_dirs > 1 ? " or " : "", k->n_hooks_dirs > 1 ? k->hooks_dirs[1] : "");
+        else if (!seen.create || !seen.poststop)
+                add(k, "hooks.d", LEVEL_WARN, "register both stages, one file each",
+                    "no hooks.d file registers %s: %s", !seen.create ? "createRuntime" : "poststop",
+                    !seen.create ? "no pod gets a group" : "groups outlive their pods");
+}
+
+struct group_census {
+        int state_fd;
+        unsigned ours, foreign;
+        char examples[256];
+};
+
+/* A UUID-named group is ours when the pod's state file lists its control group. */
+static int census_group(const char *ctrl, const char *mon, void *userdata)
+{
+        _cleanup_(pod_state_done) struct pod_state st = {0};
+        struct group_census *c = userdata;
+        char uid[POD_UID_LEN + 1];
+        size_t len;
+
+        if (!mon || pod_uid_canonicalise(mon, uid) < 0)
+                return 0;
+        if (c->state_fd >= 0 && strcmp(uid, mon) == 0 &&
+            pod_state_peek(c->state_fd, uid, &st, NULL) >= 0 && pod_state_find_group(&st, ctrl)) {
+                c->ours++;
+                return 0;
+        }
+        c->foreign++;
+        len = strlen(c->examples);
+        if (c->foreign <= 3)
+                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s/mon_groups/%s",
+                         len ? ", " : "", strcmp(ctrl, "/") == 0 ? "" : ctrl, mon);
+        return 0;
+}
+
+static void check_other_managers(struct checker *k)
+{
+        struct group_census c = {.state_fd = -EBADF};
+        int r;
+
+        c.state_fd = open(k->config.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        r = lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms);
+        if (r >= 0) {
+                r = rdt_groups_foreach(k->root_fd, census_group, &c);
+                rdt_unlock(k->root_fd);
+        }
+        closep(&c.state_fd);
+        if (r < 0)
+                add(k, "other-managers", LEVEL_FAIL, NULL, "cannot list the groups: %s",
+                    strerror(-r));
+        else if (c.foreign > 0)
+                add(k, "other-managers", LEVEL_WARN,
+                    "let one manager make pod groups: Kepler's active mode, nri-resctrl-mon and "
+                    "goresctrl remove UUID-named groups they did not make",
+                    "%u pod-UID-named groups are not this hook's (%s%s); %u are", c.foreign,
+                    c.examples, c.foreign > 3 ? ", ..." : "", c.ours);
+        else
+                add(k, "other-managers", LEVEL_OK, NULL,
+                    "every pod-UID-named group is this hook's (%u)", c.ours);
+}
+
+static void print_text(const struct checker *k)
+{
+        for (size_t i = 0; i < k->n; i++) {
+                const struct result *res = &k->results[i];
+
+                printf("%-5s %-15s %s\n", level_name(res->level), res->name, res->message);
+                if (res->fix && res->level != LEVEL_OK)
+                        printf("%-5s %-15s fix: %s\n", "", "", res->fix);
+        }
+}
+
+static int print_json(const struct checker *k, bool failed)
+{
+        json_auto_t *checks = json_array(), *root = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        for (size_t i = 0; checks && i < k->n; i++) {
+                const struct result *res = &k->results[i];
+
+                if (json_array_append_new(checks,
+                                          json_pack("{s:s, s:s, s:s, s:s?}", "check", res->name,
+                                                    "result", level_name(res->level), "message",
+                                                    res->message, "fix", res->fix)) < 0)
+                        return -ENOMEM;
+        }
+        root = checks ? json_pack("{s:b, s:O}", "ok", !failed, "checks", checks) : NULL;
+        text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+        if (!text)
+                return -ENOMEM;
+        puts(text);
+        return 0;
+}
+
+static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_json)
+{
+        static const struct option options[] = {
+            {"json", no_argument, NULL, 'j'},
+            {"hooks-dir", required_argument, NULL, 'd'},
+            {0},
+        };
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+                if (c == 'j')
+                        *ret_json = true;
+                else if (c == 'd' && k->n_hooks_dirs < HOOKS_DIRS_MAX)
+                        k->hooks_dirs[k->n_hooks_dirs++] = optarg;
+                else
+                        return -EINVAL;
+        }
+        if (optind != argc) {
+                log_error("check takes no arguments but options (see --help)");
+                return -EINVAL;
+        }
+        for (size_t i = 0; k->n_hooks_dirs == 0 && i < ELEMENTSOF(default_hooks_dirs); i++)
+                k->hooks_dirs[i] = default_hooks_dirs[i];
+        if (k->n_hooks_dirs == 0)
+                k->n_hooks_dirs = ELEMENTSOF(default_hooks_dirs);
+        return 0;
+}
+
+static void checker_done(struct checker *k)
+{
+        for (size_t i = 0; i < k->n; i++) {
+                free(k->results[i].name);
+                free(k->results[i].message);
+                free(k->results[i].fix);
+        }
+        free(k->results);
+        closep(&k->root_fd);
+        config_done(&k->config);
+}
+
+int check_main(const struct command_ctx *ctx, int argc, char **argv)
+{
+        _cleanup_(checker_done) struct checker k = {.root_fd = -EBADF};
+        bool json = false, failed = false, monitoring = false;
+
+        if (parse_check_args(&k, argc, argv, &json) < 0)
+                return COMMAND_USAGE;
+        if (config_init(&k.config) < 0) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+
+        check_config(&k, ctx);
+        check_mount(&k);
+        if (k.root_fd >= 0)
+                monitoring = check_monitoring(&k);
+        if (monitoring)
+                check_rmids(&k);
+        check_proc(&k);
+        check_state_dir(&k);
+        check_hooks_dirs(&k);
+        if (monitoring)
+                check_other_managers(&k);
+        for (size_t i = 0; i < k.n; i++)
+                failed = failed || k.results[i].level == LEVEL_FAIL;
+        if (k.oom || (json && print_json(&k, failed) < 0)) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+        if (!json)
+                print_text(&k);
+        return failed ? COMMAND_FAILED : COMMAND_OK;
+}
+
+int command_load_config(const struct command_ctx *ctx, struct config *c, char **reterr)
+{
+        int r;
+
+        log_setup(ctx->log_level >= 0 ? ctx->log_level : LOG_WARNING, false, true);
+        r = config_load(c, ctx->config_path, reterr);
+        if (r == -ENOENT && !ctx->config_explicit)
+                return 0;
+        if (r < 0 && r != -EINVAL &&
+            asprintf(reterr, "cannot read config '%s': %s", ctx->config_path, strerror(-r)) < 0)
+                *reterr = NULL;
+        return r;
+}

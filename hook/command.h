@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The operator's commands: check (is this node set up right) and status
+ * (pods, groups, members, counters; as a table, JSON or Prometheus text). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "config.h"
+
+/* Exit statuses of the commands. */
+#define COMMAND_OK 0
+#define COMMAND_FAILED 1 /* check: a check failed; status: cannot read what it must show */
+#define COMMAND_USAGE 2
+
+struct command_ctx {
+        const char *config_path;
+        bool config_explicit;
+        int log_level; /* -1: warnings and errors */
+};
+
+/* Sets up logging to stderr and loads the config as the hook does (a missing
+ * default file means defaults). 0, or -errno with *reterr a malloc'd line. */
+int command_load_config(const struct command_ctx *ctx, struct config *c, char **reterr);
+
+/* argv[0] is the command's name; options follow. Return an exit status. */
+int check_main(const struct command_ctx *ctx, int argc, char **argv);
+int status_main(const struct command_ctx *ctx, int argc, char **argv);

@@ -1,0 +1,769 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "counters.h"
+#include "fsutil.h"
+#include "lock.h"
+#include "log.h"
+#include "macro.h"
+#include "oci.h"
+#include "outcome.h"
+#include "proc.h"
+#include "prom.h"
+#include "rdt.h"
+#include "stage.h"
+#include "state.h"
+
+#define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
+
+enum reason {
+        REASON_ENOSPC,
+        REASON_EBUSY,
+        REASON_CLASS_MISMATCH,
+        REASON_CTRL_MISSING,
+        REASON_OTHER,
+        REASON_COUNT,
+};
+
+static const char *const reason_codes[REASON_COUNT] = {
+    "enospc", "ebusy", "class_mismatch", "ctrl_group_missing", "other",
+};
+static const char *const reason_prefixes[REASON_OTHER] = {
+    UNMONITORED_ENOSPC,
+    UNMONITORED_EBUSY,
+    UNMONITORED_CLASS_MISMATCH,
+    UNMONITORED_CTRL_MISSING,
+};
+
+struct group_view {
+        const struct group *g;
+        int error; /* reading the counters failed: -errno (-ENOENT: the group is gone) */
+        struct counter_reading *rd;
+        size_t n_rd;
+};
+
+/* One counter of a pod, summed across its domains and control groups. */
+struct total {
+        const char *name, *unit; /* borrowed from a reading */
+        enum counter_kind kind;
+        enum counter_state state; /* COUNTER_OK when at least one reading had a value */
+        struct counter_value sum, delta;
+        bool sum_ok;   /* false: the readings could not be added (overflow, mixed scales) */
+        bool delta_ok; /* every summed reading had a usable baseline */
+        size_t n_unreadable;
+};
+
+struct pod_view {
+        char uid[POD_UID_LEN + 1];
+        struct pod_state st;
+        char *why; /* the state file could not be read */
+        struct group_view *groups;
+        struct total *totals;
+        size_t n_totals;
+};
+
+struct node_view {
+        const struct config *config;
+        int proc_fd;
+        int budget; /* -errno when unknown */
+        unsigned in_use, owned;
+        unsigned unmonitored[REASON_COUNT];
+        struct outcome *outcomes;
+        size_t n_outcomes;
+        struct pod_view *pods;
+        size_t n_pods;
+};
+
+static enum reason reason_of(const char *reason)
+{
+        for (size_t i = 0; i < ELEMENTSOF(reason_prefixes); i++)
+                if (strncmp(reason, reason_prefixes[i], strlen(reason_prefixes[i])) == 0)
+                        return (enum reason) i;
+        return REASON_OTHER;
+}
+
+static bool member_alive(const struct node_view *nv, const struct member *m)
+{
+        uint64_t start_time;
+
+        return m->pid > 0 && proc_start_time(nv->proc_fd, m->pid, &start_time) >= 0 &&
+               start_time == m->start_time;
+}
+
+/* Raw minus baseline: true with *ret; false when unknown (a gauge, no value,
+ * no baseline, or the counter went back: its RMID was reset). */
+static bool reading_delta(const struct group *g, const struct counter_reading *rd,
+                          struct counter_value *ret)
+{
+        char key[2 * NAME_MAX + 2];
+        const struct counter_value *b;
+
+        if (rd->kind != COUNTER_CUMULATIVE || rd->state != COUNTER_OK)
+                return false;
+        snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+        b = pod_state_group_baseline(g, key);
+        return b && counter_value_sub(&rd->value, b, ret) >= 0;
+}
+
+static struct total *total_get(struct pod_view *pv, const struct counter_reading *rd)
+{
+        struct total *a;
+
+        for (size_t i = 0; i < pv->n_totals; i++)
+                if (strcmp(pv->totals[i].name, rd->name) == 0)
+                        return &pv->totals[i];
+        a = realloc(pv->totals, (pv->n_totals + 1) * sizeof(*a));
+        if (!a)
+                return NULL;
+        pv->totals = a;
+        a[pv->n_totals] = (struct total){
+            .name = rd->name,
+            .unit = rd->unit,
+            .kind = rd->kind,
+            .state = rd->state,
+            .sum = {.scale = rd->value.scale},
+            .delta = {.scale = rd->value.scale},
+            .sum_ok = true,
+            .delta_ok = rd->kind == COUNTER_CUMULATIVE,
+        };
+        return &a[pv->n_totals++];
+}
+
+static int add_to_total(struct pod_view *pv, const struct group *g,
+                        const struct counter_reading *rd)
+{
+        struct total *t = total_get(pv, rd);
+        struct counter_value d;
+
+        if (!t)
+                return -ENOMEM;
+        if (rd->state != COUNTER_OK) {
+                t->n_unreadable++;
+                return 0;
+        }
+        if (t->state != COUNTER_OK) { /* the first value after unreadable ones */
+                t->state = COUNTER_OK;
+                t->sum.scale = t->delta.scale = rd->value.scale;
+        }
+        t->sum_ok = t->sum_ok && counter_value_add(&t->sum, &rd->value) >= 0;
+        t->delta_ok =
+            t->delta_ok && reading_delta(g, rd, &d) && counter_value_add(&t->delta, &d) >= 0;
+        return 0;
+}
+
+static int pod_totals(struct pod_view *pv)
+{
+        for (size_t i = 0; i < pv->st.n_groups; i++)
+                for (size_t j = 0; j < pv->groups[i].n_rd; j++) {
+                        int r = add_to_total(pv, pv->groups[i].g, &pv->groups[i].rd[j]);
+
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+static void pod_view_done(struct pod_view *pv)
+{
+        for (size_t i = 0; pv->groups && i < pv->st.n_groups; i++)
+                free(pv->groups[i].rd);
+        free(pv->groups);
+        free(pv->totals);
+        free(pv->why);
+        pod_state_done(&pv->st);
+}
+
+static void node_view_done(struct node_view *nv)
+{
+        for (size_t i = 0; i < nv->n_pods; i++)
+                pod_view_done(&nv->pods[i]);
+        free(nv->pods);
+        free(nv->outcomes);
+        closep(&nv->proc_fd);
+}
+
+/* "<uid>.members" with a canonical UID: that UID; anything else: false. */
+static bool members_file_uid(const char *name, char uid[static POD_UID_LEN + 1])
+{
+        char canonical[POD_UID_LEN + 1];
+
+        if (strlen(name) != POD_UID_LEN + strlen(".members") ||
+            strcmp(name + POD_UID_LEN, ".members") != 0)
+                return false;
+        snprintf(uid, POD_UID_LEN + 1, "%.*s", POD_UID_LEN, name);
+        return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
+}
+
+static int add_pod(struct node_view *nv, int state_fd, const char *uid)
+{
+        struct pod_view *a, *pv;
+        int r;
+
+        if (nv->n_pods >= STATUS_PODS_MAX)
+                return -E2BIG;
+        a = realloc(nv->pods, (nv->n_pods + 1) * sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        nv->pods = a;
+        pv = &a[nv->n_pods];
+        *pv = (struct pod_view){0};
+        snprintf(pv->uid, sizeof(pv->uid), "%s", uid);
+        /* Without the pod lock: the file is replaced by rename, never torn. */
+        r = pod_state_peek(state_fd, uid, &pv->st, &pv->why);
+        if (r == -ENOENT)
+                return 0; /* its last poststop ran meanwhile */
+        if (r < 0 && !pv->why && asprintf(&pv->why, "%s", strerror(-r)) < 0)
+                return -ENOMEM;
+        pv->groups = calloc(pv->st.n_groups + 1, sizeof(*pv->groups));
+        if (!pv->groups)
+                return -ENOMEM;
+        for (size_t i = 0; i < pv->st.n_groups; i++)
+                pv->groups[i].g = &pv->st.groups[i];
+        nv->n_pods++;
+        return 0;
+}
+
+static int pod_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct pod_view *) a)->uid, ((const struct pod_view *) b)->uid);
+}
+
+static int gather_pods(struct node_view *nv)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        d = opendir(nv->config->state_dir);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno; /* no hook has run yet */
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                char uid[POD_UID_LEN + 1];
+
+                if (!members_file_uid(de->d_name, uid))
+                        continue;
+                r = add_pod(nv, dirfd(d), uid);
+                if (r < 0)
+                        return r;
+        }
+        if (errno != 0)
+                return -errno;
+        if (nv->n_pods > 0)
+                qsort(nv->pods, nv->n_pods, sizeof(*nv->pods), pod_compare);
+        r = outcome_read_all(dirfd(d), &nv->outcomes, &nv->n_outcomes);
+        return r;
+}
+
+static int count_group(const char *ctrl, const char *mon, void *userdata)
+{
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+static void read_group(int root_fd, const char *uid, struct group_view *gv)
+{
+        _cleanup_close_ int fd = -EBADF;
+
+        gv->error = rdt_mon_group_open(root_fd, gv->g->ctrl, uid, &fd);
+        if (gv->error >= 0)
+                gv->error = counters_read(fd, false, &gv->rd, &gv->n_rd);
+}
+
+/* Reads every group's counters and counts the groups in use, under the
+ * kernel's shared lock so that no cooperating tool changes groups meanwhile. */
+static int gather_resctrl(struct node_view *nv)
+{
+        _cleanup_close_ int root_fd = -EBADF;
+        unsigned budget;
+        int r;
+
+        r = rdt_open(nv->config->resctrl_path, nv->config->require_resctrl_fs, &root_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open resctrl at '%s'", nv->config->resctrl_path);
+        r = rdt_rmid_budget(root_fd, &budget);
+        nv->budget = r < 0 ? r : (int) budget;
+
+        r = lock_fd(root_fd, LOCK_SH, nv->config->lock_timeout_ms);
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       nv->config->lock_timeout_ms);
+        for (size_t i = 0; i < nv->n_pods; i++)
+                for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
+                        read_group(root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
+        r = rdt_groups_foreach(root_fd, count_group, &nv->in_use);
+        rdt_unlock(root_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot list the groups");
+        return 0;
+}
+
+static int gather(struct node_view *nv)
+{
+        int r;
+
+        r = proc_open(&nv->proc_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open /proc");
+        r = gather_pods(nv);
+        if (r < 0)
+                return log_error_errno(r, "cannot read the state directory '%s'",
+                                       nv->config->state_dir);
+        r = gather_resctrl(nv);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < nv->n_pods; i++) {
+                struct pod_view *pv = &nv->pods[i];
+
+                for (size_t j = 0; j < pv->st.n_groups; j++)
+                        nv->owned += pv->st.groups[j].owned && pv->groups[j].error != -ENOENT;
+                for (size_t j = 0; j < pv->st.n_members; j++)
+                        if (!pv->st.members[j].monitored)
+                                nv->unmonitored[reason_of(pv->st.members[j].reason)]++;
+                if (pod_totals(pv) < 0)
+                        return log_error_errno(-ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+/* --- output ----------------------------------------------------------------- */
+
+static const char *or_dash(const char *s)
+{
+        return s ? s : "-";
+}
+
+/* The group's directory: <resctrl>/mon_groups/<uid> or <resctrl>/<ctrl>/mon_groups/<uid>. */
+static void group_path(const struct node_view *nv, const struct pod_view *pv, const struct group *g,
+                       char *buf, size_t size)
+{
+        bool root = strcmp(g->ctrl, "/") == 0;
+
+        snprintf(buf, size, "%s/%s%smon_groups/%s", nv->config->resctrl_path, root ? "" : g->ctrl,
+                 root ? "" : "/", pv->uid);
+}
+
+static void format_value(bool ok, const struct counter_value *v,
+                         char buf[static COUNTER_VALUE_STRLEN])
+{
+        if (!ok || counter_value_format(v, buf, COUNTER_VALUE_STRLEN) < 0)
+                snprintf(buf, COUNTER_VALUE_STRLEN, "-");
+}
+
+static void print_pod_members(const struct node_view *nv, const struct pod_view *pv)
+{
+        char path[PATH_MAX];
+
+        for (size_t i = 0; i < pv->st.n_groups; i++) {
+                const struct group_view *gv = &pv->groups[i];
+
+                group_path(nv, pv, gv->g, path, sizeof(path));
+                printf("  group %s  %s%s%s\n", gv->g->ctrl, path,
+                       gv->g->owned ? "" : "  (not ours)", gv->error == -ENOENT ? "  (gone)" : "");
+                for (size_t j = 0; j < pv->st.n_members; j++) {
+                        const struct member *m = &pv->st.members[j];
+
+                        if (m->monitored && strcmp(m->ctrl, gv->g->ctrl) == 0)
+                                printf("    %-24s pid %-8d %s\n", m->id, m->pid,
+                                       member_alive(nv, m) ? "alive" : "gone");
+                }
+        }
+        for (size_t j = 0; j < pv->st.n_members; j++) {
+                const struct member *m = &pv->st.members[j];
+
+                if (!m->monitored)
+                        printf("  unmonitored %s  pid %d %s  %s: %s\n", m->id, m->pid,
+                               member_alive(nv, m) ? "alive" : "gone",
+                               reason_codes[reason_of(m->reason)], m->reason);
+        }
+}
+
+static void print_pod_totals(const struct pod_view *pv)
+{
+        if (pv->n_totals == 0)
+                return;
+        printf("  %-22s %-11s %-7s %20s %20s\n", "COUNTER", "KIND", "UNIT", "VALUE",
+               "SINCE CREATED");
+        for (size_t i = 0; i < pv->n_totals; i++) {
+                const struct total *t = &pv->totals[i];
+                char value[COUNTER_VALUE_STRLEN], delta[COUNTER_VALUE_STRLEN];
+
+                format_value(t->sum_ok, &t->sum, value);
+                format_value(t->state == COUNTER_OK && t->delta_ok, &t->delta, delta);
+                printf("  %-22s %-11s %-7s %20s %20s%s\n", t->name, counter_kind_to_string(t->kind),
+                       or_dash(t->unit),
+                       t->state == COUNTER_OK ? value : counter_state_to_string(t->state), delta,
+                       t->n_unreadable > 0 && t->state == COUNTER_OK ? "  (some domains unreadable)"
+                                                                     : "");
+        }
+}
+
+static void print_table(const struct node_view *nv)
+{
+        for (size_t i = 0; i < nv->n_pods; i++) {
+                const struct pod_view *pv = &nv->pods[i];
+
+                printf("pod %s  %s/%s\n", pv->uid, or_dash(pv->st.namespace),
+                       or_dash(pv->st.pod_name));
+                if (pv->why)
+                        printf("  state unreadable: %s\n", pv->why);
+                print_pod_members(nv, pv);
+                for (size_t j = 0; j < pv->st.n_groups; j++)
+                        if (pv->groups[j].error < 0 && pv->groups[j].error != -ENOENT)
+                                printf("  counters of %s unreadable: %s\n", pv->groups[j].g->ctrl,
+                                       strerror(-pv->groups[j].error));
+                print_pod_totals(pv);
+                printf("\n");
+        }
+        if (nv->budget >= 0)
+                printf("node: %d RMIDs for groups, %u in use, %u groups owned by the hook\n",
+                       nv->budget, nv->in_use, nv->owned);
+        printf("unmonitored containers:");
+        for (size_t i = 0; i < REASON_COUNT; i++)
+                printf(" %s %u%s", reason_codes[i], nv->unmonitored[i],
+                       i + 1 < REASON_COUNT ? "," : "\n");
+        if (nv->n_outcomes > 0)
+                printf("hook outcomes since boot:\n");
+        for (size_t i = 0; i < nv->n_outcomes; i++)
+                printf("  %-14s %-20s %" PRIu64 "\n", nv->outcomes[i].stage, nv->outcomes[i].result,
+                       nv->outcomes[i].count);
+}
+
+/* Integers exact (up to 2^63); fixed-point as a JSON number (a double). */
+static json_t *json_value(bool ok, const struct counter_value *v)
+{
+        if (!ok)
+                return json_null();
+        if (v->scale == 0 && v->v <= INT64_MAX)
+                return json_integer((json_int_t) v->v);
+        return json_real(counter_value_to_double(v));
+}
+
+static json_t *json_readings(const struct group_view *gv)
+{
+        json_auto_t *a = json_array();
+
+        for (size_t i = 0; a && i < gv->n_rd; i++) {
+                const struct counter_reading *rd = &gv->rd[i];
+                char key[2 * NAME_MAX + 2];
+                struct counter_value d;
+                const struct counter_value *b;
+                bool ok = rd->state == COUNTER_OK;
+
+                snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+                b = pod_state_group_baseline(gv->g, key);
+                if (json_array_append_new(
+                        a, json_pack(
+                               "{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o}", "domain", rd->domain,
+                               "name", rd->name, "kind", counter_kind_to_string(rd->kind), "unit",
+                               rd->unit, "state", counter_state_to_string(rd->state), "value",
+                               json_value(ok, &rd->value), "baseline", json_value(b != NULL, b),
+                               "delta", json_value(reading_delta(gv->g, rd, &d), &d))) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv)
+{
+        json_auto_t *a = json_array();
+        char path[PATH_MAX];
+
+        for (size_t i = 0; a && i < pv->st.n_groups; i++) {
+                const struct group_view *gv = &pv->groups[i];
+                json_auto_t *members = json_array();
+
+                for (size_t j = 0; members && j < pv->st.n_members; j++) {
+                        const struct member *m = &pv->st.members[j];
+
+                        if (m->monitored && strcmp(m->ctrl, gv->g->ctrl) == 0 &&
+                            json_array_append_new(members, json_pack("{s:s, s:i, s:b}", "id", m->id,
+                                                                     "pid", m->pid, "alive",
+                                                                     member_alive(nv, m))) < 0)
+                                return NULL;
+                }
+                group_path(nv, pv, gv->g, path, sizeof(path));
+                if (!members ||
+                    json_array_append_new(
+                        a, json_pack("{s:s, s:s, s:b, s:b, s:O, s:o, s:s?}", "ctrl_group",
+                                     gv->g->ctrl, "path", path, "owned", gv->g->owned, "exists",
+                                     gv->error != -ENOENT, "members", members, "counters",
+                                     json_readings(gv), "error",
+                                     gv->error < 0 && gv->error != -ENOENT ? strerror(-gv->error)
+                                                                           : NULL)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
+{
+        json_auto_t *unmonitored = json_array(), *totals = json_array();
+
+        for (size_t j = 0; unmonitored && j < pv->st.n_members; j++) {
+                const struct member *m = &pv->st.members[j];
+
+                if (!m->monitored &&
+                    json_array_append_new(
+                        unmonitored,
+                        json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "id", m->id, "ctrl_group",
+                                  m->ctrl, "pid", m->pid, "alive", member_alive(nv, m), "reason",
+                                  reason_codes[reason_of(m->reason)], "detail", m->reason)) < 0)
+                        return NULL;
+        }
+        for (size_t i = 0; totals && i < pv->n_totals; i++) {
+                const struct total *t = &pv->totals[i];
+                bool ok = t->state == COUNTER_OK;
+
+                if (json_array_append_new(
+                        totals, json_pack("{s:s, s:s, s:s?, s:s, s:o, s:o, s:I}", "name", t->name,
+                                          "kind", counter_kind_to_string(t->kind), "unit", t->unit,
+                                          "state", counter_state_to_string(t->state), "value",
+                                          json_value(ok && t->sum_ok, &t->sum), "delta",
+                                          json_value(ok && t->delta_ok, &t->delta), "unreadable",
+                                          (json_int_t) t->n_unreadable)) < 0)
+                        return NULL;
+        }
+        if (!unmonitored || !totals)
+                return NULL;
+        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O}", "uid", pv->uid, "namespace",
+                         pv->st.namespace, "pod", pv->st.pod_name, "error", pv->why, "groups",
+                         json_groups(nv, pv), "unmonitored", unmonitored, "counters", totals);
+}
+
+static json_t *json_node(const struct node_view *nv)
+{
+        json_auto_t *reasons = json_object(), *outcomes = json_array();
+
+        for (size_t i = 0; reasons && i < REASON_COUNT; i++)
+                if (json_object_set_new(reasons, reason_codes[i],
+                                        json_integer(nv->unmonitored[i])) < 0)
+                        return NULL;
+        for (size_t i = 0; outcomes && i < nv->n_outcomes; i++)
+                if (json_array_append_new(
+                        outcomes, json_pack("{s:s, s:s, s:I}", "stage", nv->outcomes[i].stage,
+                                            "result", nv->outcomes[i].result, "count",
+                                            (json_int_t) nv->outcomes[i].count)) < 0)
+                        return NULL;
+        if (!reasons || !outcomes)
+                return NULL;
+        return json_pack("{s:o, s:I, s:I, s:O, s:O}", "rmids_total",
+                         nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
+                         (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
+                         "unmonitored", reasons, "hook_outcomes", outcomes);
+}
+
+static int print_json(const struct node_view *nv)
+{
+        json_auto_t *pods = json_array(), *root = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        for (size_t i = 0; pods && i < nv->n_pods; i++)
+                if (json_array_append_new(pods, json_pod(nv, &nv->pods[i])) < 0)
+                        return -ENOMEM;
+        root = pods ? json_pack("{s:s, s:o, s:O}", "resctrl_path", nv->config->resctrl_path, "node",
+                                json_node(nv), "pods", pods)
+                    : NULL;
+        text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+        if (!text)
+                return -ENOMEM;
+        puts(text);
+        return 0;
+}
+
+/* A counter's value for Prometheus: the count since the hook started using
+ * the group where a baseline exists, so that a reused RMID's residue is no
+ * increase; the raw value otherwise. A re-created group starts again near
+ * zero, which Prometheus takes as a counter reset. */
+static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
+                        const struct group_view *gv, const struct counter_reading *rd)
+{
+        const char *labels[] = {"pod_uid",    pv->uid,
+                                "namespace",  or_dash(pv->st.namespace),
+                                "pod",        or_dash(pv->st.pod_name),
+                                "ctrl_group", gv->g->ctrl,
+                                "domain",     rd->domain,
+                                NULL};
+        _cleanup_free_ char *name = NULL, *help = NULL;
+        char value[COUNTER_VALUE_STRLEN];
+        struct counter_value d;
+        bool gauge = rd->kind == COUNTER_GAUGE;
+        int r;
+
+        if (rd->state != COUNTER_OK)
+                return 0; /* Unavailable, Error, Unassigned: no sample */
+        r = prom_counter_name("resctrl_pod_", rd->name, rd->kind, rd->unit, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&help, "resctrl %s of the pod's monitoring group per domain%s%s%s", rd->name,
+                     rd->unit ? ", in " : "", rd->unit ? rd->unit : "",
+                     gauge ? "" : ", since the hook started using the group") < 0)
+                return -ENOMEM;
+        r = counter_value_format(reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
+                                 sizeof(value));
+        if (r < 0)
+                return r;
+        return prom_add(w, name, gauge ? "gauge" : "counter", help, labels, value);
+}
+
+static int prom_uint(struct prom_writer *w, const char *name, const char *type, const char *help,
+                     const char *const *labels, uint64_t v)
+{
+        char value[COUNTER_VALUE_STRLEN];
+
+        snprintf(value, sizeof(value), "%" PRIu64, v);
+        return prom_add(w, name, type, help, labels, value);
+}
+
+static int prom_node(struct prom_writer *w, const struct node_view *nv)
+{
+        int r = 0;
+
+        if (nv->budget >= 0)
+                r = prom_uint(w, "resctrl_rmids_capacity", "gauge",
+                              "Monitoring groups the node can have (smallest num_rmids less the "
+                              "root's)",
+                              NULL, (uint64_t) nv->budget);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_rmids_in_use", "gauge",
+                              "Groups holding an RMID, whoever made them", NULL, nv->in_use);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_groups_owned", "gauge",
+                              "Pod groups the hook created and still holds", NULL, nv->owned);
+        for (size_t i = 0; r >= 0 && i < REASON_COUNT; i++)
+                r = prom_uint(w, "resctrl_unmonitored_containers", "gauge",
+                              "Recorded containers that run outside their pod's group, by reason",
+                              (const char *const[]){"reason", reason_codes[i], NULL},
+                              nv->unmonitored[i]);
+        for (size_t i = 0; r >= 0 && i < nv->n_outcomes; i++)
+                r = prom_uint(w, "resctrl_hook_outcomes_total", "counter",
+                              "Hook runs since boot by stage and result",
+                              (const char *const[]){"stage", nv->outcomes[i].stage, "result",
+                                                    nv->outcomes[i].result, NULL},
+                              nv->outcomes[i].count);
+        return r;
+}
+
+static int render_prometheus(const struct node_view *nv, char **ret)
+{
+        _cleanup_(prom_writer_done) struct prom_writer w = {0};
+        int r;
+
+        r = prom_node(&w, nv);
+        for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
+                for (size_t j = 0; r >= 0 && j < nv->pods[i].st.n_groups; j++)
+                        for (size_t k = 0; r >= 0 && k < nv->pods[i].groups[j].n_rd; k++)
+                                r = prom_reading(&w, &nv->pods[i], &nv->pods[i].groups[j],
+                                                 &nv->pods[i].groups[j].rd[k]);
+        if (r < 0)
+                return r;
+        return prom_render(&w, ret);
+}
+
+/* Replaces path atomically, readable by all (node_exporter may run as its own
+ * user); the temp name does not end in .prom, so the collector skips it. */
+static int write_output(const char *path, const char *text)
+{
+        _cleanup_free_ char *dir_copy = strdup(path), *name_copy = strdup(path), *tmp = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        const char *name;
+
+        if (!dir_copy || !name_copy)
+                return -ENOMEM;
+        name = basename(name_copy);
+        if (!name_is_valid(name))
+                return -EINVAL;
+        if (asprintf(&tmp, ".%s.%d.tmp", name, (int) getpid()) < 0)
+                return -ENOMEM;
+        dir_fd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return -errno;
+        return write_atomic_at(dir_fd, name, tmp, text, strlen(text), 0644);
+}
+
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
+
+static int parse_status_args(int argc, char **argv, enum format *ret_format,
+                             const char **ret_output)
+{
+        static const struct option options[] = {
+            {"json", no_argument, NULL, 'j'},
+            {"prometheus", no_argument, NULL, 'p'},
+            {"output", required_argument, NULL, 'o'},
+            {0},
+        };
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+                if (c == 'j')
+                        *ret_format = FORMAT_JSON;
+                else if (c == 'p')
+                        *ret_format = FORMAT_PROMETHEUS;
+                else if (c == 'o')
+                        *ret_output = optarg;
+                else
+                        return -EINVAL;
+        }
+        if (optind != argc || (*ret_output && *ret_format != FORMAT_PROMETHEUS)) {
+                log_error("usage: status [--json | --prometheus [--output FILE]]");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int emit(const struct node_view *nv, enum format format, const char *output)
+{
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (format == FORMAT_TABLE) {
+                print_table(nv);
+                return 0;
+        }
+        if (format == FORMAT_JSON)
+                return print_json(nv) < 0 ? log_error_errno(-ENOMEM, "out of memory") : 0;
+        r = render_prometheus(nv, &text);
+        if (r < 0)
+                return log_error_errno(r, "cannot render the metrics");
+        if (!output)
+                return fputs(text, stdout) < 0 ? -EIO : 0;
+        r = write_output(output, text);
+        if (r < 0)
+                return log_error_errno(r, "cannot write '%s'", output);
+        return 0;
+}
+
+int status_main(const struct command_ctx *ctx, int argc, char **argv)
+{
+        _cleanup_(config_done) struct config config = {0};
+        _cleanup_(node_view_done) struct node_view nv = {.proc_fd = -EBADF};
+        _cleanup_free_ char *why = NULL;
+        enum format format = FORMAT_TABLE;
+        const char *output = NULL;
+
+        if (parse_status_args(argc, argv, &format, &output) < 0)
+                return COMMAND_USAGE;
+        if (config_init(&config) < 0) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+        if (command_load_config(ctx, &config, &why) < 0) {
+                log_error("%s", why ? why : "cannot load the config");
+                return COMMAND_FAILED;
+        }
+        nv.config = &config;
+        if (gather(&nv) < 0 || emit(&nv, format, output) < 0)
+                return COMMAND_FAILED;
+        return COMMAND_OK;
+}

@@ -1,0 +1,283 @@
+#!/bin/bash
+# Integration tests of the operator commands on the resctrlfs emulator: status
+# (table, JSON, Prometheus), baselines, check, and the layout a Kepler reader
+# that scans only the root's mon_groups expects.
+#   test_status.sh HOOK RESCTRLFS
+set -u
+
+HOOK=$1
+RESCTRLFS=$2
+
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+[ -c /dev/fuse ] || { echo "needs /dev/fuse"; exit 77; }
+command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+command -v promtool >/dev/null || { echo "needs promtool (Debian package prometheus)"; exit 77; }
+
+WORK=$(mktemp -d /tmp/rmh-status.XXXXXX)
+MNT=$WORK/resctrl
+STATE=$WORK/state
+CONFIG=$WORK/config.yaml
+LOG=$WORK/hook.log
+SLEEPERS=()
+passed=0
+failed=0
+
+cleanup() {
+        for p in "${SLEEPERS[@]}"; do kill "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        mountpoint -q "$MNT" && fusermount3 -u "$MNT"
+        rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+check() { # DESCRIPTION COMMAND...
+        local what=$1
+        shift
+        if "$@"; then
+                passed=$((passed + 1))
+        else
+                failed=$((failed + 1))
+                echo "FAIL: $what" >&2
+                tail -n 20 "$LOG" >&2
+        fi
+}
+
+write_config() { # RESCTRL_PATH [extra YAML lines]
+        local path=$1
+        shift
+        {
+                echo "resctrlPath: $path"
+                echo "stateDir: $STATE"
+                echo "requireResctrlFs: ${require:-false}"
+                echo "excludeNamespaces: [skipped]"
+                echo "log: {level: debug, syslog: false, stderr: true}"
+                for line in "$@"; do echo "$line"; done
+        } >"$CONFIG"
+}
+
+sleeper() { # VAR...
+        local var
+        for var in "$@"; do
+                sleep 1000 </dev/null >/dev/null 2>&1 &
+                SLEEPERS+=("$!")
+                printf -v "$var" %s "$!"
+        done
+}
+
+bundle() { # DIR [intelRdt JSON]
+        mkdir -p "$1"
+        printf '{"ociVersion":"1.2.0","linux":{%s}}\n' "${2:+\"intelRdt\":$2}" >"$1/config.json"
+}
+
+create() { # ID PID UID NAMESPACE POD [BUNDLE]
+        printf '{"ociVersion":"1.2.0","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s","io.kubernetes.pod.namespace":"%s","io.kubernetes.pod.name":"%s"}}' \
+                "$1" "$2" "${6:-$WORK/b-root}" "$3" "$4" "$5" |
+                "$HOOK" --config "$CONFIG" createRuntime 2>>"$LOG"
+}
+
+status() { "$HOOK" --config "$CONFIG" status "$@" 2>>"$LOG"; }
+hook_check() { "$HOOK" --config "$CONFIG" check "$@" 2>>"$LOG"; }
+
+UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b # two containers: root and gold
+UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0 # adopts a group that already counted
+UID3=3f2e1d0c-9b8a-4776-8554-433221100fed # out of RMIDs
+UID4=5a5a5a5a-1b1b-4c2c-8d3d-9e4e4e4e4e4e # filtered out
+UID5=7c6b5a49-3827-4165-8473-6251403f2e1d # compact upper-case UID, default class
+FOREIGN=11111111-2222-4333-8444-555555555555
+
+# 7 RMIDs less the root's leave 6 groups: gold, another manager's group in
+# gold, UID2's, UID1's in root and in gold, UID5's; none is left for UID3.
+mkdir -p "$MNT"
+"$RESCTRLFS" --num-rmids 7 --ctrl-groups gold --l3-domains 2 --perf-pkg-domains 2 "$MNT" ||
+        { echo "cannot mount resctrlfs" >&2; exit 1; }
+write_config "$MNT"
+bundle "$WORK/b-root"
+bundle "$WORK/b-gold" '{"closID":"gold"}'
+sleeper a1 a2 b1 other c1 d1 e1
+echo "$a2" >"$MNT/gold/tasks"
+mkdir "$MNT/gold/mon_groups/$FOREIGN"
+
+# A group of UID2's name that already holds a task and has counted.
+mkdir "$MNT/mon_groups/$UID2"
+echo "$other" >"$MNT/mon_groups/$UID2/tasks"
+sleep 0.3
+
+check "create a1 (root)" create a1 "$a1" "$UID1" shop web
+check "create a2 (gold)" create a2 "$a2" "$UID1" shop web "$WORK/b-gold"
+check "create b1 (adopts)" create b1 "$b1" "$UID2" shop db
+check "create e1 (compact UID)" create e1 "$e1" "$(echo "${UID5//-/}" | tr a-f A-F)" shop cache
+check "create c1 (out of RMIDs)" create c1 "$c1" "$UID3" shop batch
+check "create d1 (filtered)" create d1 "$d1" "$UID4" skipped job
+check "c1 unmonitored" grep -q '"monitored":false' "$STATE/$UID3.members"
+sleep 0.2
+
+# --- baselines ---------------------------------------------------------------
+
+test_baselines() {
+        local base
+        base=$(jq -r '.groups[0].baseline["mon_L3_00/mbm_total_bytes"]' "$STATE/$UID1.members")
+        check "new group: baseline recorded at creation" [ "$base" = 0 ]
+        check "new group: fixed-point baseline kept as text" \
+                [ "$(jq -r '.groups[0].baseline["mon_PERF_PKG_01/core_energy"]' "$STATE/$UID1.members")" = 0.000000 ]
+        base=$(jq -r '.groups[0].baseline["mon_L3_00/mbm_total_bytes"]' "$STATE/$UID2.members")
+        check "adopted group: baseline holds what it had counted" [ "$base" -gt 0 ]
+        check "no baseline for the gauge" \
+                [ "$(jq '.groups[0].baseline | has("mon_L3_00/llc_occupancy")' "$STATE/$UID2.members")" = false ]
+}
+
+# --- status ------------------------------------------------------------------
+
+test_status_table() {
+        local out
+        out=$(status)
+        check "table: exit 0" [ $? -eq 0 ]
+        echo "$out" >"$WORK/table.txt"
+        check "table: pod line" grep -q "^pod $UID1  shop/web" "$WORK/table.txt"
+        check "table: gold group path" grep -q "group gold  $MNT/gold/mon_groups/$UID1" "$WORK/table.txt"
+        check "table: alive member" grep -Eq "^    a2 +pid $a2 +alive" "$WORK/table.txt"
+        check "table: unmonitored with reason" grep -q "unmonitored c1  pid $c1 alive  enospc: out of RMIDs (ENOSPC)" "$WORK/table.txt"
+        check "table: adopted group marked" grep -q "mon_groups/$UID2  (not ours)" "$WORK/table.txt"
+        check "table: energy in joules" grep -Eq '^  core_energy +cumulative +joules +[0-9]+\.[0-9]{6} +[0-9]+\.[0-9]{6}$' "$WORK/table.txt"
+        check "table: occupancy gauge" grep -Eq '^  llc_occupancy +gauge +bytes +[0-9]+ +-$' "$WORK/table.txt"
+        check "table: node line" grep -q "node: 6 RMIDs for groups, 6 in use, 3 groups owned" "$WORK/table.txt"
+        check "table: filtered counted" grep -Eq "createRuntime +filtered +1" "$WORK/table.txt"
+        check "table: canonical UID" grep -q "^pod $UID5  shop/cache" "$WORK/table.txt"
+}
+
+test_status_json() {
+        local j
+        status --json >"$WORK/status.json"
+        check "json: exit 0" [ $? -eq 0 ]
+        j=$WORK/status.json
+        check "json: four pods with state (not the filtered one)" [ "$(jq '.pods | length' "$j")" -eq 4 ]
+        check "json: rmids" [ "$(jq -c '.node | [.rmids_total, .rmids_in_use, .groups_owned]' "$j")" = "[6,6,3]" ]
+        check "json: enospc counted" [ "$(jq '.node.unmonitored.enospc' "$j")" -eq 1 ]
+        check "json: outcomes" [ "$(jq '[.node.hook_outcomes[] | select(.stage == "createRuntime" and .result == "monitored") | .count][0]' "$j")" -eq 4 ]
+        check "json: two control groups for UID1" \
+                [ "$(jq -c --arg u "$UID1" '[.pods[] | select(.uid == $u) | .groups[].ctrl_group]' "$j")" = '["/","gold"]' ]
+        check "json: member pid and alive" \
+                [ "$(jq -c --arg u "$UID1" '.pods[] | select(.uid == $u) | .groups[1].members[0] | [.id, .alive]' "$j")" = '["a2",true]' ]
+        check "json: unmonitored reason" \
+                [ "$(jq -r --arg u "$UID3" '.pods[] | select(.uid == $u) | .unmonitored[0].reason' "$j")" = enospc ]
+        # Per pod sums over domains and control groups equal the sum of the readings.
+        check "json: per-pod sum" [ "$(jq --arg u "$UID1" '.pods[] | select(.uid == $u) |
+                ([.groups[].counters[] | select(.name == "mbm_total_bytes") | .value] | add) ==
+                (.counters[] | select(.name == "mbm_total_bytes") | .value)' "$j")" = true ]
+        check "json: 2 groups x 2 domains summed" [ "$(jq --arg u "$UID1" '[.pods[] | select(.uid == $u) | .groups[].counters[] | select(.name == "core_energy")] | length' "$j")" -eq 4 ]
+        check "json: kinds and units" [ "$(jq -c --arg u "$UID1" '[.pods[] | select(.uid == $u) | .counters[] | [.name, .kind, .unit]] | sort' "$j")" = \
+                '[["activity","cumulative","farads"],["core_energy","cumulative","joules"],["llc_occupancy","gauge","bytes"],["mbm_local_bytes","cumulative","bytes"],["mbm_total_bytes","cumulative","bytes"]]' ]
+        # The adopted group's delta is its value less what it had before the pod joined.
+        check "json: delta = value - baseline" [ "$(jq --arg u "$UID2" '[.pods[] | select(.uid == $u) | .groups[0].counters[] | select(.name == "mbm_total_bytes") | .value - .baseline == .delta and .delta < .value] | all' "$j")" = true ]
+        check "json: gauges have no delta" [ "$(jq -c '[.pods[].groups[].counters[] | select(.kind == "gauge") | .delta] | unique' "$j")" = '[null]' ]
+}
+
+test_prometheus() {
+        local prom=$WORK/textfile/resctrl.prom
+        mkdir -p "$WORK/textfile"
+        check "prometheus: exit 0" status --prometheus --output "$prom"
+        check "prometheus: promtool check metrics" promtool check metrics <"$prom"
+        check "prometheus: readable by node_exporter" [ "$(stat -c %a "$prom")" = 644 ]
+        check "prometheus: no temp file left" [ "$(ls -A "$WORK/textfile")" = resctrl.prom ]
+        check "prometheus: energy series" grep -Eq "^resctrl_pod_core_energy_joules_total\{pod_uid=\"$UID1\",namespace=\"shop\",pod=\"web\",ctrl_group=\"gold\",domain=\"mon_PERF_PKG_01\"\} [0-9]+\.[0-9]{6}$" "$prom"
+        check "prometheus: HELP and TYPE once" [ "$(grep -c '^# TYPE resctrl_pod_mbm_total_bytes_total counter$' "$prom")" -eq 1 ]
+        check "prometheus: rmids" grep -q '^resctrl_rmids_capacity 6$' "$prom"
+        check "prometheus: unmonitored by reason" grep -q '^resctrl_unmonitored_containers{reason="enospc"} 1$' "$prom"
+        check "prometheus: outcomes" grep -q '^resctrl_hook_outcomes_total{stage="createRuntime",result="filtered"} 1$' "$prom"
+        status --prometheus | promtool check metrics
+        check "prometheus: stdout passes promtool too" [ $? -eq 0 ]
+        # The adopted group reports its count since the pod joined, not the raw residue.
+        local raw since
+        raw=$(cat "$MNT/mon_groups/$UID2/mon_data/mon_L3_00/mbm_total_bytes")
+        since=$(sed -n "s/^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$UID2\".*domain=\"mon_L3_00\"} //p" "$prom")
+        check "prometheus: counter starts at the baseline" [ "$since" -lt "$raw" ]
+}
+
+# --- the Kepler contract -----------------------------------------------------
+
+# What Kepler's passive resctrl reader does: list only <resctrl>/mon_groups,
+# keep lowercase dashed UUIDs, read each mon_PERF_PKG_*/core_energy.
+kepler_discover() {
+        ls "$MNT/mon_groups" | grep -E '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' | sort
+}
+kepler_energy() { # UID: joules summed over packages, as a float
+        cat "$MNT/mon_groups/$1"/mon_data/mon_PERF_PKG_*/core_energy | awk '{ s += $1 } END { print s }'
+}
+
+test_kepler_layout() {
+        local found
+        found=$(kepler_discover | tr '\n' ' ')
+        check "kepler: default-class pods found at the root" [ "$found" = "$(printf '%s\n' "$UID1" "$UID2" "$UID5" | sort | tr '\n' ' ')" ]
+        check "kepler: compact UID appears lowercase dashed" test -d "$MNT/mon_groups/$UID5"
+        check "kepler: energy readable as a float" awk -v e="$(kepler_energy "$UID5")" 'BEGIN { exit !(e > 0) }'
+        check "kepler: a class pod's group is under its control group" test -d "$MNT/gold/mon_groups/$UID1"
+        check "kepler: which a root-only reader misses" [ -z "$(ls "$MNT/mon_groups" | grep -v -e "$UID1" -e "$UID2" -e "$UID5")" ]
+}
+
+# --- check -------------------------------------------------------------------
+
+hooks_file() { # DIR NAME PATH STAGE
+        mkdir -p "$1"
+        printf '{"version":"1.0.0","hook":{"path":"%s","args":["resctrl-mon-hook","%s"]},"when":{"always":true},"stages":["%s"]}\n' \
+                "$3" "$4" "$4" >"$1/$2"
+}
+
+test_check() {
+        local out rc hooks=$WORK/hooks.d
+        hooks_file "$hooks" 50-create.json "$HOOK" createRuntime
+        hooks_file "$hooks" 50-poststop.json "$HOOK" poststop
+        echo '{"hook":{"path":"/usr/bin/other"},"stages":["prestart"]}' >"$hooks/10-other.json"
+
+        out=$(hook_check --hooks-dir "$hooks"); rc=$?
+        echo "$out" >"$WORK/check.txt"
+        check "check: no failure, exit 0" [ $rc -eq 0 ]
+        check "check: config ok" grep -q "^ok    config " "$WORK/check.txt"
+        check "check: emulator is not a resctrl mount" grep -q "^warn  resctrl-mount " "$WORK/check.txt"
+        check "check: monitoring lists events" grep -q "^ok    monitoring      L3_MON (llc_occupancy" "$WORK/check.txt"
+        check "check: rmids exhausted" grep -q "^warn  rmids           6 groups at most.*, 6 in use, 0 free" "$WORK/check.txt"
+        check "check: a fix follows a warning" grep -q "fix: monitor fewer pods" "$WORK/check.txt"
+        check "check: state dir" grep -q "^ok    state-dir .* mode 0700" "$WORK/check.txt"
+        check "check: hooks.d files" [ "$(grep -c "^ok    hooks.d .* runs '$HOOK'" "$WORK/check.txt")" -eq 2 ]
+        check "check: other manager's group" grep -q "^warn  other-managers  1 pod-UID-named groups are not this hook's (gold/mon_groups/$FOREIGN); 4 are" "$WORK/check.txt"
+
+        hook_check --json --hooks-dir "$hooks" >"$WORK/check.json"
+        check "check --json: exit 0" [ $? -eq 0 ]
+        check "check --json: ok and results" [ "$(jq -c '[.ok, ([.checks[] | select(.check == "rmids") | .result][0])]' "$WORK/check.json")" = '[true,"warn"]' ]
+
+        hooks_file "$hooks" 50-poststop.json "$WORK/nowhere/resctrl-mon-hook" poststop
+        out=$(hook_check --hooks-dir "$hooks"); rc=$?
+        check "check: missing hook binary fails" [ $rc -eq 1 ]
+        check "check: says why and how" grep -q "^fail  hooks.d .*50-poststop.json points at '$WORK/nowhere/resctrl-mon-hook', which does not exist" <<<"$out"
+        check "check: no hooks.d file warns" bash -c "'$HOOK' --config '$CONFIG' check --hooks-dir '$WORK/none' 2>/dev/null | grep -q '^warn  hooks.d         no oci-hooks file'"
+
+        mkdir -p "$WORK/empty"
+        write_config "$WORK/empty"
+        out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
+        check "check: no monitoring fails" [ $rc -eq 1 ]
+        check "check: monitoring line" grep -q "^fail  monitoring      no monitoring at '$WORK/empty'" <<<"$out"
+        require=true write_config "$WORK/empty"
+        out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
+        check "check: not mounted fails" [ $rc -eq 1 ]
+        check "check: mount line" grep -q "^fail  resctrl-mount   '$WORK/empty' is not a resctrl mount" <<<"$out"
+        check "check: mount fix" grep -q "fix: mount -t resctrl resctrl $WORK/empty" <<<"$out"
+        check "check: nothing more said of a missing resctrl" [ "$(grep -c "^fail" <<<"$out")" -eq 2 ]
+        echo "bogusKey: 1" >"$CONFIG"
+        out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
+        check "check: invalid config fails" [ $rc -eq 1 ]
+        check "check: config line names the key" grep -q "^fail  config .*bogusKey" <<<"$out"
+        "$HOOK" --config "$CONFIG" status >/dev/null 2>&1
+        check "status: invalid config exits 1" [ $? -eq 1 ]
+        "$HOOK" status --bogus >/dev/null 2>&1
+        check "status: usage error exits 2" [ $? -eq 2 ]
+        write_config "$MNT"
+}
+
+test_baselines
+test_status_table
+test_status_json
+test_prometheus
+test_kepler_layout
+test_check
+
+echo "status: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
