@@ -101,13 +101,14 @@ state() { # ID PID UID [BUNDLE]: runc-style state JSON
 }
 
 # Runs the hook with stdin from FILE and the current config; stderr to $ERR.
-# Sets $rc to its exit status.
+# Sets $rc to its exit status, and returns it.
 run_hook() { # STAGE FILE [HOOK OPTIONS...]
         local stage=$1 file=$2
         shift 2
         "$HOOK" --config "$CONFIG" "$@" "$stage" <"$file" 2>"$ERR"
         rc=$?
         cat "$ERR" >>"$LOG"
+        return "$rc"
 }
 
 create() { # ID PID UID [BUNDLE]
