@@ -11,7 +11,7 @@
 #include "rdt.h"
 #include "state.h"
 
-#define STATE_FILE_MAX (1024 * 1024)
+#define STATE_FILE_MAX ((size_t) 1 << 20)
 
 __attribute__((format(printf, 2, 3))) static int bad_state(char **reterr, const char *fmt, ...)
 {

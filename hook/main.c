@@ -20,7 +20,7 @@
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */
-#define STATE_MAX_BYTES (4u * 1024 * 1024)
+#define STATE_MAX_BYTES (4u << 20)
 /* Runtimes write the state at once and close the pipe. One that keeps it open
  * must not hold the container start: runc waits forever for a hook that has
  * no "timeout". */
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
         read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
-                                        start + STATE_READ_TIMEOUT_MS * 1000, &input, &len);
+                                        start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input, &len);
 
         if (config_init(&config) < 0) {
                 log_error("out of memory");
