@@ -208,7 +208,8 @@ int main(int argc, char **argv)
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
         read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
-                                        start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input, &len);
+                                        start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input,
+                                        &len);
 
         if (config_init(&config) < 0) {
                 log_error("out of memory");
