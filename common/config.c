@@ -276,7 +276,7 @@ static int parse_failure_policy(struct cfg_parser *p, const char *key, void *fie
             [FAILURE_POLICY_FAIL] = "fail",
         };
         enum failure_policy *policy = field;
-        int r, v;
+        int r, v = 0;
 
         r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
         if (r < 0)
@@ -292,7 +292,7 @@ static int parse_runtime_monitoring(struct cfg_parser *p, const char *key, void 
             [RUNTIME_MONITORING_OVERRIDE] = "override",
         };
         enum runtime_monitoring *mode = field;
-        int r, v;
+        int r, v = 0;
 
         r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
         if (r < 0)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -55,22 +56,57 @@ int write_atomic_at(int dir_fd, const char *name, const char *tmp, const char *d
         return fsync(dir_fd) < 0 ? -errno : 0;
 }
 
-/* Keeps reading to EOF so that the writer (the runtime) never sees EPIPE. */
-static int drain(int fd)
+/* Waits until fd has data or EOF, or the deadline (now_usec() scale) passes.
+ * Without a deadline (INT64_MAX) it returns at once and read(2) may block. */
+static int wait_readable(int fd, int64_t deadline)
 {
-        char sink[4096];
-
+        if (deadline == INT64_MAX)
+                return 0;
         for (;;) {
-                ssize_t n = read(fd, sink, sizeof(sink));
+                int64_t left_ms = (deadline - now_usec() + 999) / 1000;
+                int n;
 
-                if (n == 0)
+                if (left_ms <= 0)
+                        return -ETIMEDOUT;
+                n = poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1,
+                         left_ms > INT_MAX ? INT_MAX : (int) left_ms);
+                if (n > 0)
                         return 0;
                 if (n < 0 && errno != EINTR)
                         return -errno;
         }
 }
 
-int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
+static ssize_t read_until(int fd, void *buf, size_t size, int64_t deadline)
+{
+        for (;;) {
+                int r = wait_readable(fd, deadline);
+                ssize_t n;
+
+                if (r < 0)
+                        return r;
+                n = read(fd, buf, size);
+                if (n >= 0)
+                        return n;
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+/* Keeps reading to EOF so that the writer (the runtime) never sees EPIPE. */
+static int drain(int fd, int64_t deadline)
+{
+        char sink[65536];
+
+        for (;;) {
+                ssize_t n = read_until(fd, sink, sizeof(sink), deadline);
+
+                if (n <= 0)
+                        return (int) n;
+        }
+}
+
+int read_all_fd_until(int fd, size_t cap, int64_t deadline, char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 0;
@@ -79,25 +115,25 @@ int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
                 ssize_t n;
 
                 if (len == size) {
+                        /* Room for one byte more than cap tells input that is too large. */
                         size_t want = size ? size * 2 : 16384;
                         char *p;
 
                         if (size > cap) {
-                                int r = drain(fd);
+                                int r = drain(fd, deadline);
                                 return r < 0 ? r : -EFBIG;
                         }
+                        if (want > cap + 1)
+                                want = cap + 1;
                         p = realloc(buf, want + 1);
                         if (!p)
                                 return -ENOMEM;
                         buf = p;
                         size = want;
                 }
-                n = read(fd, buf + len, size - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
+                n = read_until(fd, buf + len, size - len, deadline);
+                if (n < 0)
+                        return (int) n;
                 if (n == 0)
                         break;
                 len += (size_t) n;
@@ -110,6 +146,11 @@ int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
         if (ret_len)
                 *ret_len = len;
         return 0;
+}
+
+int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
+{
+        return read_all_fd_until(fd, cap, INT64_MAX, ret, ret_len);
 }
 
 int read_small_file_at(int dir_fd, const char *path, size_t cap, char **ret)

@@ -21,6 +21,11 @@ int write_atomic_at(int dir_fd, const char *name, const char *tmp, const char *d
  * other end of a pipe never blocks or gets EPIPE), then returns -EFBIG. */
 int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len);
 
+/* The same, but gives up with -ETIMEDOUT once the CLOCK_MONOTONIC deadline
+ * (in now_usec() microseconds; INT64_MAX for none) has passed without EOF,
+ * draining included: a writer that never closes cannot hold the caller. */
+int read_all_fd_until(int fd, size_t cap, int64_t deadline, char **ret, size_t *ret_len);
+
 /* Reads a small file relative to dir_fd (O_NOFOLLOW on the last component)
  * into a NUL-terminated buffer (*ret, owned by the caller). Uses a single
  * read(2) of up to cap bytes: kernfs and procfs files must be read in one go.

@@ -267,7 +267,7 @@ int oci_bundle_intel_rdt(const char *bundle, const char *container_id, struct oc
         json_auto_t *root = NULL;
         json_error_t jerr;
         json_t *linux_, *rdt;
-        size_t len;
+        size_t len = 0;
         int r;
 
         if (!bundle || bundle[0] != '/')

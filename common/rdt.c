@@ -19,13 +19,15 @@
  * 512-byte buffer, num_rmids and cpu_resctrl_groups are two short lines. */
 #define RDT_SMALL_FILE_MAX 4096
 /* tasks is one id per line; past this many bytes a group is certainly not empty. */
-#define RDT_TASKS_MAX (1024 * 1024)
+#define RDT_TASKS_MAX ((size_t) 1 << 20)
 
 bool rdt_ctrl_group_is_valid(const char *ctrl)
 {
         static const char *const reserved[] = {"info", "mon_groups", "mon_data"};
 
-        if (ctrl && strcmp(ctrl, "/") == 0)
+        if (!ctrl)
+                return false;
+        if (strcmp(ctrl, "/") == 0)
                 return true;
         if (!name_is_valid(ctrl))
                 return false;
@@ -300,6 +302,7 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
         if (r < 0)
                 goto fail;
 
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): fdopendir sets errno */
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 pid_t tid;
 

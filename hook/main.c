@@ -23,7 +23,11 @@
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */
-#define STATE_MAX_BYTES (4u * 1024 * 1024)
+#define STATE_MAX_BYTES (4u << 20)
+/* Runtimes write the state at once and close the pipe. One that keeps it open
+ * must not hold the container start: runc waits forever for a hook that has
+ * no "timeout". */
+#define STATE_READ_TIMEOUT_MS 2000u
 
 enum stage {
         STAGE_CREATE,
@@ -158,6 +162,9 @@ static int parse_state(int read_result, const char *buf, size_t len, struct oci_
         if (read_result == -EFBIG)
                 return log_error_errno(read_result, "state on stdin is larger than %u bytes",
                                        STATE_MAX_BYTES);
+        if (read_result == -ETIMEDOUT)
+                return log_error_errno(read_result, "no end of the state on stdin within %u ms",
+                                       STATE_READ_TIMEOUT_MS);
         if (read_result < 0)
                 return log_error_errno(read_result, "cannot read the state from stdin");
 
@@ -248,7 +255,9 @@ int main(int argc, char **argv)
 
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
-        read_result = read_all_fd(STDIN_FILENO, STATE_MAX_BYTES, &input, &len);
+        read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
+                                        start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input,
+                                        &len);
 
         if (config_init(&config) < 0) {
                 log_error("out of memory");

@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs what building and testing resctrl-mon-hook needs on Debian 12.
-# Skips apt-get entirely when everything is already there.
+# Skips apt-get entirely when everything is already there. clang with
+# libclang-rt-14-dev (the ASan, UBSan and libFuzzer runtimes) builds the
+# sanitizer and fuzzing builds; clang-tidy and valgrind are test stages.
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
 libfuse3-dev fuse3 runc crun podman busybox-static strace jq prometheus
-go-md2man debhelper dpkg-dev lintian"
+go-md2man debhelper dpkg-dev lintian clang libclang-rt-14-dev clang-tidy valgrind"
 
 missing=""
 for p in $packages; do

@@ -303,6 +303,28 @@ START_TEST(test_parse_refuses)
 }
 END_TEST
 
+/* The reason is logged as part of one line, whatever bytes the file holds. */
+START_TEST(test_parse_reason_one_line)
+{
+        static const char *const bad[] = {
+            "{\"version\":1,\"uid\"\f1}",
+            "{\"version\":1,\"uid\":\"u1\n\x1b[31mforged\"}",
+            "{\"version\":1,\"uid\"\x7f:1}",
+        };
+        struct pod_state s = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *err = NULL;
+
+                ck_assert_int_eq(pod_state_parse(bad[i], strlen(bad[i]), UID, &s, &err), -EBADMSG);
+                ck_assert_ptr_nonnull(err);
+                for (const char *c = err; *c; c++)
+                        ck_assert_msg((unsigned char) *c >= 0x20 && *c != 0x7f,
+                                      "control character in reason %zu: %s", i, err);
+        }
+}
+END_TEST
+
 START_TEST(test_load_refuses)
 {
         struct pod_state s = {};
@@ -621,6 +643,7 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_format_refuses);
         tcase_add_test(tc, test_add_find_drop);
         tcase_add_test(tc, test_parse_refuses);
+        tcase_add_test(tc, test_parse_reason_one_line);
         tcase_add_test(tc, test_load_refuses);
         tcase_add_test(tc, test_load_removes_leftover_tmp);
         tcase_add_test(tc, test_save_fails_midway);

@@ -1,0 +1,212 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Bad input: every file of the corpus next to this script (and a few generated
+# ones) is fed to the hook. Each case checks the exit status the README
+# promises, exactly one error line naming the problem (plus the info summary
+# where the hook got as far as a stage), and no change under stateDir or in
+# the resctrl tree, which hold a live pod throughout.
+#   test_bad_input.sh HOOK RESCTRLFS
+set -u
+
+CORPUS=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/harness.sh
+. "$CORPUS/../lib/harness.sh"
+harness_init "$1" "$2" bad-input
+
+UID_LIVE=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+UID_NEW=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
+
+mount_emulator --ctrl-groups gold
+write_config
+sleeper PID_LIVE PID
+create live "$PID_LIVE" "$UID_LIVE" || { echo "cannot set up the live pod" >&2; exit 1; }
+[ -s "$STATE/$UID_LIVE.members" ] || { echo "no state for the live pod" >&2; exit 1; }
+BEFORE=$(snapshot "$STATE" "$MNT")
+
+unchanged() {
+        [ "$BEFORE" = "$(snapshot "$STATE" "$MNT")" ]
+}
+
+# A corpus file with its placeholders filled in: a live pid, a pod UID the
+# hook has not seen (so anything it wrongly accepted would show as a new
+# group) and a bundle.
+instantiate() { # FILE BUNDLE
+        LC_ALL=C sed -e "s|@PID@|$PID|g; s|@UID@|$UID_NEW|g; s|@BUNDLE@|$2|g" "$1" >"$WORK/in"
+}
+
+# One stage, then again with --log-level err, which must leave only the error line.
+expect_error() { # WHAT STATUS STAGE PATTERN with_summary|no_summary
+        run_hook "$3" "$WORK/in"
+        check "$1: exit $2" [ "$rc" -eq "$2" ]
+        check "$1: one error line matching '$4'" one_error_line "$4" "$5"
+        run_hook "$3" "$WORK/in" --log-level err
+        check "$1: that line is the only one at error level" one_error_line "$4" no_summary
+}
+
+# State JSON at createRuntime (ignore: 0, fail: 1) and at poststop (always 0).
+state_case() { # NAME PATTERN [FILE]
+        local name=$1 pattern=$2 file=${3:-$CORPUS/state/$1.json}
+        instantiate "$file" "$WORK/bundle-default"
+        write_config
+        expect_error "state $name: createRuntime, ignore" 0 createRuntime "$pattern" with_summary
+        write_config "failurePolicy: fail"
+        expect_error "state $name: createRuntime, fail" 1 createRuntime "$pattern" with_summary
+        expect_error "state $name: poststop" 0 poststop "$pattern" with_summary
+        write_config
+        check "state $name: nothing changed" unchanged
+}
+
+# A valid state whose bundle's config.json names a control group that must
+# never reach a path. poststop does not read the bundle.
+bundle_case() { # NAME PATTERN
+        local b=$WORK/bundle-$1
+        mkdir -p "$b"
+        cp "$CORPUS/bundle/$1.json" "$b/config.json"
+        state c1 @PID@ @UID@ "$b" >"$WORK/template"
+        instantiate "$WORK/template" "$b"
+        write_config
+        expect_error "bundle $1: createRuntime, ignore" 0 createRuntime "$2" with_summary
+        write_config "failurePolicy: fail"
+        expect_error "bundle $1: createRuntime, fail" 1 createRuntime "$2" with_summary
+        write_config
+        check "bundle $1: nothing changed" unchanged
+}
+
+# An invalid or missing --config: exit 0 at every stage, even though the
+# valid state would otherwise make a group; one line, before any summary.
+config_case() { # NAME PATTERN [FILE]
+        local name=$1 pattern=$2 file=${3:-$CORPUS/config/$1.yaml} stage
+        state c1 "$PID" "$UID_NEW" >"$WORK/in"
+        for stage in createRuntime poststop; do
+                "$HOOK" --config "$file" "$stage" <"$WORK/in" 2>"$ERR"
+                rc=$?
+                check "config $name: $stage: exit 0" [ "$rc" -eq 0 ]
+                check "config $name: $stage: one line matching '$pattern'" \
+                        one_error_line "$pattern" no_summary
+        done
+        check "config $name: nothing changed" unchanged
+}
+
+# --- state JSON --------------------------------------------------------------
+
+INVALID="state: invalid JSON at line [0-9]+ column [0-9]+"
+PID_RANGE="state: 'pid' is not an integer in \[0, 2147483647\]"
+BAD_ID="state: 'id' is not a valid path component"
+BAD_UID="pod UID annotation is not a 36-character dashed or 32-character hex UID"
+
+state_case empty "$INVALID: '\[' or '\{' expected near end of file"
+state_case truncated "$INVALID: premature end of input"
+state_case array "state: not a JSON object"
+state_case string "$INVALID: '\[' or '\{' expected"
+state_case number "$INVALID: '\[' or '\{' expected"
+state_case pid-string "$PID_RANGE"
+state_case pid-negative "$PID_RANGE"
+state_case pid-over-int-max "$PID_RANGE"
+state_case pid-huge "$INVALID: too big integer"
+state_case pid-float "$PID_RANGE"
+state_case pid-exponent "$PID_RANGE"
+state_case pid-null "$PID_RANGE"
+state_case id-missing "state: 'id' is missing"
+state_case id-number "$BAD_ID"
+state_case id-empty "$BAD_ID"
+state_case id-slash "$BAD_ID"
+state_case id-dotdot "$BAD_ID"
+state_case id-newline "$BAD_ID"
+state_case bundle-relative "state: 'bundle' is not an absolute path"
+state_case annotations-array "state: 'annotations' is not an object"
+state_case annotations-string "state: 'annotations' is not an object"
+state_case annotation-not-string "state: annotation 'io.kubernetes.pod.uid' is not a string"
+state_case nul-escape "$INVALID: .u0000 is not allowed"
+state_case nul-byte "$INVALID: control character 0x0"
+state_case invalid-utf8 "$INVALID: unable to decode byte 0xff"
+state_case utf8-surrogate "$INVALID: unable to decode byte 0xed"
+state_case duplicate-key "$INVALID: duplicate object key"
+state_case duplicate-annotation "$INVALID: duplicate object key"
+state_case uid-traversal "$BAD_UID"
+state_case uid-traversal-36 "$BAD_UID"
+state_case uid-short "$BAD_UID"
+state_case uid-long "$BAD_UID"
+state_case uid-non-hex "$BAD_UID"
+state_case uid-dashes-misplaced "$BAD_UID"
+state_case uid-compact-slash "$BAD_UID"
+state_case uid-empty "$BAD_UID"
+
+# Nesting far past jansson's depth limit, inside an otherwise valid state.
+{
+        printf '{"id":"c1","pid":@PID@,"annotations":{"io.kubernetes.pod.uid":"@UID@"},"x":'
+        head -c 100000 /dev/zero | tr '\0' '['
+} >"$WORK/deep.json"
+state_case deep-nesting "$INVALID: maximum parsing depth reached" "$WORK/deep.json"
+
+# 20 MiB on stdin: drained and refused; the writer sees neither EPIPE nor a block.
+twenty_mib() {
+        printf '{"id":"c1","pid":%s,"annotations":{"io.kubernetes.pod.uid":"%s"},"pad":"' \
+                "$PID" "$UID_NEW"
+        head -c $((20 * 1024 * 1024)) /dev/zero | tr '\0' 'a'
+        printf '"}'
+}
+for policy in ignore fail; do
+        write_config "failurePolicy: $policy"
+        twenty_mib | "$HOOK" --config "$CONFIG" createRuntime 2>"$ERR"
+        statuses=("${PIPESTATUS[@]}")
+        expected=0
+        [ "$policy" = fail ] && expected=1
+        check "20 MiB, $policy: the writer completed" [ "${statuses[0]}" -eq 0 ]
+        check "20 MiB, $policy: exit $expected" [ "${statuses[1]}" -eq "$expected" ]
+        check "20 MiB, $policy: one error line" \
+                one_error_line "state on stdin is larger than 4194304 bytes" with_summary
+done
+write_config
+check "20 MiB: nothing changed" unchanged
+
+# --- control-group names from config.json ------------------------------------
+
+BAD_CTRL="is not a valid resctrl group name"
+bundle_case closid-dotdot "config.json: '..' $BAD_CTRL"
+bundle_case closid-traversal "config.json: '../../gold' $BAD_CTRL"
+bundle_case closid-absolute "config.json: '/etc' $BAD_CTRL"
+bundle_case closid-nested "config.json: 'gold/mon_groups' $BAD_CTRL"
+bundle_case closid-info "config.json: 'info' $BAD_CTRL"
+bundle_case closid-mon-groups "config.json: 'mon_groups' $BAD_CTRL"
+bundle_case closid-mon-data "config.json: 'mon_data' $BAD_CTRL"
+bundle_case closid-newline "config.json: 'gold\?' $BAD_CTRL"
+bundle_case closid-number "config.json: 'linux.intelRdt.closID' is not a string"
+bundle_case intelrdt-string "config.json: 'linux.intelRdt' is not an object"
+
+# --- config YAML ---------------------------------------------------------------
+
+config_case tab ":3: found character that cannot start any token"
+config_case lock-timeout-string ":1: key 'lockTimeoutMs': expected an integer, found a string"
+config_case lock-timeout-negative ":1: key 'lockTimeoutMs': '-1' is not an integer"
+config_case lock-timeout-huge ":1: key 'lockTimeoutMs': '99999999999999999999' is not an integer"
+config_case failure-policy-list ":1: key 'failurePolicy': expected a string, found a list"
+config_case failure-policy-unknown ":1: key 'failurePolicy': 'abort' is not ignore or fail"
+config_case bool-yes ":1: key 'requireResctrlFs': 'yes' is not true or false"
+config_case namespaces-scalar ":1: key 'namespaces': expected a list, found a scalar"
+config_case selector-list ":1: key 'annotationSelector': expected a mapping, found a list"
+config_case state-dir-relative ":1: key 'stateDir': 'run/resctrl-mon-hook' is not an absolute path"
+config_case unknown-key ":1: key 'resctrlpath': unknown key"
+config_case unknown-nested-key ":1: key 'log.colour': unknown key"
+config_case duplicate-key ":2: key 'failurePolicy': duplicate key"
+config_case top-level-list ":1: expected a mapping at the top level, found a list"
+config_case two-documents ":2: more than one YAML document"
+config_case tag ":1: key 'stateDir': tags are not allowed"
+config_case nul-escape ":1: key 'stateDir': contains a NUL character"
+config_case invalid-utf8 ":1: invalid leading UTF-8 octet"
+config_case alias-bomb ":2: key 'a': unknown key"
+config_case alias-bomb-known-key ":2: key 'namespaces': anchors and aliases are not allowed"
+
+# Over the 1 MiB limit, though every line is a valid comment.
+yes '# padding padding padding padding padding padding padding padding padding' |
+        head -c $((2 * 1024 * 1024)) >"$WORK/huge.yaml"
+config_case huge "cannot read config '$WORK/huge.yaml': File too large" "$WORK/huge.yaml"
+config_case missing "cannot read config '$WORK/missing.yaml': No such file or directory" \
+        "$WORK/missing.yaml"
+
+# --- the live pod is still intact --------------------------------------------
+
+check "live pod still monitored" grep -qx "$PID_LIVE" "$MNT/mon_groups/$UID_LIVE/tasks"
+check "no group for the new UID" test ! -e "$MNT/mon_groups/$UID_NEW"
+check "no state for the new UID" test ! -e "$STATE/$UID_NEW.members"
+
+harness_done

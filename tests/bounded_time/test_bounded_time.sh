@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Bounded time: another process holds the pod lock, the resctrl-root lock, or
+# the state pipe without closing it; the hook gives up within its deadline
+# (lockTimeoutMs, or 2 s for stdin) and follows failurePolicy, leaving state
+# and the resctrl tree as they were. The upper bounds are generous: the
+# machine may be busy.
+#   test_bounded_time.sh HOOK RESCTRLFS
+set -u
+
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" bounded-time
+
+UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
+TIMEOUT_MS=300
+BOUND_MS=15000
+
+# A process that holds an exclusive flock on PATH (file or directory) until
+# killed: one process, so killing it releases the lock.
+hold_lock() { # PATH
+        local ready=$WORK/ready
+        rm -f "$ready"
+        (
+                if [ -d "$1" ]; then exec 9<"$1"; else exec 9>>"$1"; fi
+                flock -x 9 && : >"$ready" && exec sleep 1000
+        ) &
+        HOLDER=$!
+        HOLDERS+=("$HOLDER")
+        while [ ! -e "$ready" ]; do sleep 0.01; done
+}
+
+release() {
+        kill "$HOLDER"
+        wait "$HOLDER" 2>/dev/null
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# Runs a hook command; sets $rc and $elapsed (ms).
+timed() {
+        local t0
+        t0=$(now_ms)
+        "$@"
+        rc=$?
+        elapsed=$(($(now_ms) - t0))
+}
+
+within() { # MIN_MS: the hook waited at least MIN_MS and gave up well before BOUND_MS
+        [ "$elapsed" -ge "$1" ] && [ "$elapsed" -lt "$BOUND_MS" ]
+}
+
+unchanged() {
+        [ "$BEFORE" = "$(snapshot "$STATE" "$MNT")" ]
+}
+
+test_pod_lock() {
+        mount_emulator
+        write_config "lockTimeoutMs: $TIMEOUT_MS"
+        local p1 p2
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        hold_lock "$STATE/$UID1.lock"
+        BEFORE=$(snapshot "$STATE" "$MNT")
+
+        write_config "lockTimeoutMs: $TIMEOUT_MS" "failurePolicy: fail"
+        timed create c2 "$p2" "$UID1"
+        check "pod lock held, fail: exit 1" [ "$rc" -eq 1 ]
+        check "pod lock held, fail: gave up after ${TIMEOUT_MS} ms, in time ($elapsed ms)" within "$TIMEOUT_MS"
+        check "pod lock held: logged" grep -q "cannot lock pod $UID1 within $TIMEOUT_MS ms: Connection timed out" "$ERR"
+
+        write_config "lockTimeoutMs: $TIMEOUT_MS"
+        timed create c2 "$p2" "$UID1"
+        check "pod lock held, ignore: exit 0" [ "$rc" -eq 0 ]
+        check "pod lock held, ignore: in time ($elapsed ms)" within "$TIMEOUT_MS"
+
+        timed poststop c1 "$UID1"
+        check "pod lock held, poststop: exit 0" [ "$rc" -eq 0 ]
+        check "pod lock held, poststop: in time ($elapsed ms)" within "$TIMEOUT_MS"
+        check "pod lock held, poststop: logged" grep -q "cannot lock pod $UID1" "$ERR"
+        check "pod lock held: nothing changed" unchanged
+
+        release
+        check "lock released: createRuntime proceeds" create c2 "$p2" "$UID1"
+        check "lock released: c2 monitored" grep -qx "$p2" "$MNT/mon_groups/$UID1/tasks"
+}
+
+test_resctrl_lock() {
+        mount_emulator
+        write_config "lockTimeoutMs: $TIMEOUT_MS"
+        local p1 p2
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        hold_lock "$MNT"
+        BEFORE=$(snapshot "$STATE" "$MNT")
+
+        write_config "lockTimeoutMs: $TIMEOUT_MS" "failurePolicy: fail"
+        timed create c2 "$p2" "$UID2"
+        check "resctrl lock held, fail: exit 1" [ "$rc" -eq 1 ]
+        check "resctrl lock held, fail: in time ($elapsed ms)" within "$TIMEOUT_MS"
+        check "resctrl lock held: logged" grep -q "cannot take the resctrl lock within $TIMEOUT_MS ms" "$ERR"
+        write_config "lockTimeoutMs: $TIMEOUT_MS"
+        timed create c2 "$p2" "$UID2"
+        check "resctrl lock held, ignore: exit 0" [ "$rc" -eq 0 ]
+        check "resctrl lock held, ignore: in time ($elapsed ms)" within "$TIMEOUT_MS"
+        check "resctrl lock held: the recorded intent is undone" unchanged
+
+        # The last member goes, but its group cannot be checked and removed: kept, still recorded.
+        stop_sleeper "$p1"
+        timed poststop c1 "$UID1"
+        check "resctrl lock held, poststop: exit 0" [ "$rc" -eq 0 ]
+        check "resctrl lock held, poststop: in time ($elapsed ms)" within "$TIMEOUT_MS"
+        check "resctrl lock held, poststop: group kept" test -d "$MNT/mon_groups/$UID1"
+        check "resctrl lock held, poststop: group still recorded" \
+                grep -q '"groups":\[{"ctrl":"/","owned":true}\],"members":\[\]' "$STATE/$UID1.members"
+
+        release
+        check "lock released: createRuntime proceeds" create c2 "$p2" "$UID2"
+        check "lock released: c2 monitored" grep -qx "$p2" "$MNT/mon_groups/$UID2/tasks"
+}
+
+# A writer that sends part of the state and never closes the pipe.
+test_stdin_held_open() {
+        mount_emulator
+        local p policy expected
+        sleeper p
+        mkfifo "$WORK/fifo"
+        BEFORE=$(snapshot "$STATE" "$MNT")
+        for policy in fail ignore; do
+                write_config "failurePolicy: $policy"
+                expected=0
+                [ "$policy" = fail ] && expected=1
+                (exec 9>"$WORK/fifo" && state c1 "$p" "$UID1" >&9 && exec sleep 1000) &
+                HOLDERS+=("$!")
+                timed run_hook createRuntime "$WORK/fifo"
+                check "stdin held open, $policy: exit $expected" [ "$rc" -eq "$expected" ]
+                check "stdin held open, $policy: gave up after 2 s, in time ($elapsed ms)" within 2000
+                check "stdin held open: logged" grep -q "no end of the state on stdin within 2000 ms" "$ERR"
+        done
+        check "stdin held open: nothing changed" unchanged
+}
+
+stop_sleeper() { kill "$1"; wait "$1" 2>/dev/null; }
+
+for t in test_pod_lock test_resctrl_lock test_stdin_held_open; do
+        echo "== $t"
+        $t
+done
+
+harness_done

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# Helpers for the bash tests that run the hook binary against resctrlfs (or a
+# plain directory standing in for resctrl) and check what it did.
+#
+#   . tests/lib/harness.sh
+#   harness_init HOOK RESCTRLFS NAME   # root, /dev/fuse and fusermount3 or exit 77
+#   ... checks ...
+#   harness_done                       # prints the counts; false if any check failed
+
+harness_init() {
+        HOOK=$1
+        RESCTRLFS=$2
+        HARNESS_NAME=$3
+        [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+        [ -c /dev/fuse ] || { echo "needs /dev/fuse"; exit 77; }
+        command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
+
+        WORK=$(mktemp -d "/tmp/rmh-$HARNESS_NAME.XXXXXX")
+        MNT=$WORK/resctrl
+        STATE=$WORK/state
+        CONFIG=$WORK/config.yaml
+        LOG=$WORK/hook.log
+        ERR=$WORK/stderr
+        SLEEPERS=()
+        HOLDERS=()
+        passed=0
+        failed=0
+        trap harness_cleanup EXIT
+}
+
+harness_cleanup() {
+        local p
+        for p in "${SLEEPERS[@]}" "${HOLDERS[@]}"; do kill "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        mountpoint -q "$MNT" && fusermount3 -u "$MNT"
+        rm -rf "$WORK"
+}
+
+harness_done() {
+        echo "$HARNESS_NAME: $passed passed, $failed failed"
+        [ "$failed" -eq 0 ]
+}
+
+check() { # DESCRIPTION COMMAND...
+        local what=$1
+        shift
+        if "$@"; then
+                passed=$((passed + 1))
+        else
+                failed=$((failed + 1))
+                echo "FAIL: $what" >&2
+                if [ -s "$ERR" ]; then
+                        echo "--- hook stderr:" >&2
+                        head -c 2000 "$ERR" >&2
+                fi
+        fi
+}
+
+mount_emulator() { # [resctrlfs options]
+        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; fi
+        rm -rf "$STATE"
+        mkdir -p "$MNT"
+        "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
+}
+
+write_config() { # [extra YAML lines]; $resctrl_path and $state_dir override the defaults
+        {
+                echo "resctrlPath: ${resctrl_path:-$MNT}"
+                echo "stateDir: ${state_dir:-$STATE}"
+                echo "requireResctrlFs: false"
+                echo "log: {level: info, syslog: false, stderr: true}"
+                local line
+                for line in "$@"; do echo "$line"; done
+        } >"$CONFIG"
+}
+
+sleeper() { # VAR...: starts a stand-in container init for each, its pid in VAR
+        local var
+        for var in "$@"; do
+                sleep 1000 </dev/null >/dev/null 2>&1 &
+                SLEEPERS+=("$!")
+                printf -v "$var" %s "$!"
+        done
+}
+
+bundle() { # DIR [intelRdt JSON]: a bundle whose config.json has that linux.intelRdt
+        mkdir -p "$1"
+        if [ -n "${2:-}" ]; then
+                printf '{"ociVersion":"1.2.0","linux":{"intelRdt":%s}}\n' "$2" >"$1/config.json"
+        else
+                printf '{"ociVersion":"1.2.0","linux":{}}\n' >"$1/config.json"
+        fi
+}
+
+state() { # ID PID UID [BUNDLE]: runc-style state JSON
+        local b=${4:-$WORK/bundle-default}
+        [ -d "$b" ] || bundle "$b"
+        printf '{"ociVersion":"1.2.0","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s","io.kubernetes.pod.namespace":"default","io.kubernetes.pod.name":"demo"}}' \
+                "$1" "$2" "$b" "$3"
+}
+
+# Runs the hook with stdin from FILE and the current config; stderr to $ERR.
+# Sets $rc to its exit status, and returns it.
+run_hook() { # STAGE FILE [HOOK OPTIONS...]
+        local stage=$1 file=$2
+        shift 2
+        "$HOOK" --config "$CONFIG" "$@" "$stage" <"$file" 2>"$ERR"
+        rc=$?
+        cat "$ERR" >>"$LOG"
+        return "$rc"
+}
+
+create() { # ID PID UID [BUNDLE]
+        state "$@" >"$WORK/in.json"
+        run_hook createRuntime "$WORK/in.json"
+        return "$rc"
+}
+
+poststop() { # ID UID
+        printf '{"ociVersion":"1.2.0","id":"%s","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' \
+                "$1" "$2" >"$WORK/in.json"
+        run_hook poststop "$WORK/in.json"
+        return "$rc"
+}
+
+# Every path with its type, mode, owner and size, plus the content of every
+# regular file (tasks, member files): any change the hook makes shows here.
+snapshot() { # DIR...
+        local d
+        for d in "$@"; do
+                [ -e "$d" ] || [ -L "$d" ] || { echo "$d absent"; continue; }
+                find "$d" -printf '%p %y %m %U %s %l\n' | sort
+                find "$d" -type f -name tasks -exec sh -c 'echo "$1:"; sort -n "$1"' _ {} \; | cat
+                find "$d" -type f ! -name tasks -path "*.members" -exec sh -c 'echo "$1:"; cat "$1"' _ {} \;
+        done
+}
+
+# stderr holds exactly one line naming the problem (matching the ERE) and, with
+# a summary, the info line "pod=... outcome=error ..." after it.
+one_error_line() { # PATTERN with_summary|no_summary
+        local lines
+        lines=$(wc -l <"$ERR")
+        if [ "$2" = with_summary ]; then
+                [ "$lines" -eq 2 ] && grep -q 'outcome=error elapsed_us=' "$ERR" &&
+                        grep -v 'outcome=error elapsed_us=' "$ERR" | grep -Eq -- "$1"
+        else
+                [ "$lines" -eq 1 ] && grep -Eq -- "$1" "$ERR"
+        fi
+}

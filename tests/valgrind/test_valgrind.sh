@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The hook under valgrind memcheck on a representative set of invocations:
+# every stage and outcome, and every kind of error path. Each must exit with
+# its usual status, and memcheck must report no error and no leak of any kind
+# (not even "still reachable"). The fuzz targets' replay drivers run their
+# seed corpora under memcheck too.
+#   test_valgrind.sh HOOK RESCTRLFS FUZZ_BIN_DIR
+set -u
+
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+command -v valgrind >/dev/null || { echo "needs valgrind"; exit 77; }
+REAL_HOOK=$1
+FUZZ_BIN=$3
+FUZZ_CORPUS=$(cd "$(dirname "$0")/../fuzz/corpus" && pwd)
+harness_init "$1" "$2" valgrind
+
+VG_LOGS=$WORK/vg
+mkdir -p "$VG_LOGS"
+VALGRIND=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=all
+        --errors-for-leak-kinds=all --track-fds=no --error-exitcode=99
+        --log-file="$VG_LOGS/%p.log")
+# The harness runs $HOOK: make that the hook under memcheck.
+HOOK=$WORK/hook-under-valgrind
+printf '#!/bin/sh\nexec %s %q "$@"\n' "$(printf '%q ' "${VALGRIND[@]}")" "$REAL_HOOK" >"$HOOK"
+chmod +x "$HOOK"
+invocations=0
+
+expect() { # WHAT STATUS COMMAND...: the command's exit status
+        local what=$1 status=$2
+        shift 2
+        "$@"
+        local got=$?
+        invocations=$((invocations + 1))
+        check "$what: exit $status (got $got)" [ "$got" -eq "$status" ]
+}
+
+UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
+UID3=11111111-2222-4333-8444-555555555555
+
+mount_emulator --num-rmids 3 --ctrl-groups gold,silver
+write_config
+sleeper p1 p2 p3 p4 p5
+bundle "$WORK/b-gold" '{"closID":"gold"}'
+bundle "$WORK/b-monitored" '{"closID":"gold","enableMonitoring":true}'
+bundle "$WORK/b-bad" '{"closID":"../gold"}'
+echo "$p4" >"$MNT/silver/tasks"
+
+# --- every stage and outcome ---------------------------------------------------
+expect "createRuntime: new group" 0 create c1 "$p1" "$UID1"
+expect "createRuntime: second member" 0 create c2 "$p2" "$UID1"
+expect "createRuntime: already recorded" 0 create c2 "$p2" "$UID1"
+expect "prestart" 0 run_hook prestart "$WORK/in.json"
+expect "createRuntime: other control group" 0 create c3 "$p3" "$UID2" "$WORK/b-gold"
+expect "createRuntime: out of RMIDs" 0 create c5 "$p5" "$UID3"
+expect "createRuntime: class mismatch" 0 create c4 "$p4" "$UID2" "$WORK/b-gold"
+expect "createRuntime: runtime monitors it" 0 create c6 "$p1" "$UID3" "$WORK/b-monitored"
+printf '{"id":"x","pid":%s,"annotations":{}}' "$p1" >"$WORK/in.json"
+expect "createRuntime: not a pod" 0 run_hook createRuntime "$WORK/in.json"
+write_config "namespaces: [prod]" "labelSelector: {app: web}"
+expect "createRuntime: filtered" 0 create c7 "$p1" "$UID3"
+write_config
+expect "poststop: member dropped" 0 poststop c2 "$UID1"
+expect "poststop: group kept (tasks left)" 0 poststop c1 "$UID1"
+expect "poststop: not recorded" 0 poststop ghost "$UID3"
+kill "$p3"; wait "$p3" 2>/dev/null
+expect "poststop: group removed" 0 poststop c3 "$UID2"
+
+# --- error paths ---------------------------------------------------------------
+write_config "failurePolicy: fail"
+printf '{"id":"c1","pid":"12"}' >"$WORK/in.json"
+expect "bad state JSON" 1 run_hook createRuntime "$WORK/in.json"
+expect "bad state JSON at poststop" 0 run_hook poststop "$WORK/in.json"
+state c1 "$p1" "../../etc" >"$WORK/in.json"
+expect "bad pod UID" 1 run_hook createRuntime "$WORK/in.json"
+expect "bad control group name" 1 create c1 "$p1" "$UID1" "$WORK/b-bad"
+{
+        printf '{"id":"c1","pad":"'
+        head -c $((6 * 1024 * 1024)) /dev/zero | tr '\0' a
+        printf '"}'
+} >"$WORK/big.json"
+expect "state over 4 MiB" 1 run_hook createRuntime "$WORK/big.json"
+mkfifo "$WORK/fifo"
+(exec 9>"$WORK/fifo" && printf '{"id":' >&9 && exec sleep 1000) &
+HOLDERS+=("$!")
+expect "stdin held open" 1 run_hook createRuntime "$WORK/fifo"
+echo '{"version":1}' >"$STATE/$UID1.members"
+expect "invalid member file" 1 create c9 "$p1" "$UID1"
+expect "invalid member file at poststop" 0 poststop c1 "$UID1"
+rm "$STATE/$UID1.members"
+(exec 9>>"$STATE/$UID2.lock" && flock -x 9 && exec sleep 1000) &
+HOLDERS+=("$!")
+sleep 0.5
+write_config "failurePolicy: fail" "lockTimeoutMs: 100"
+expect "pod lock timeout" 1 create c8 "$p1" "$UID2"
+resctrl_path=$WORK/nowhere write_config "failurePolicy: fail"
+expect "resctrl missing" 1 create c1 "$p1" "$UID1"
+state_dir=$WORK/state/ write_config "failurePolicy: fail"
+expect "stateDir refused" 1 create c1 "$p1" "$UID1"
+echo "lockTimeoutMs: [1]" >"$CONFIG"
+state c1 "$p1" "$UID1" >"$WORK/in.json"
+expect "invalid config" 0 run_hook createRuntime "$WORK/in.json"
+expect "missing config" 0 "$HOOK" --config "$WORK/missing.yaml" createRuntime <"$WORK/in.json"
+expect "usage: unknown stage" 2 "$HOOK" --config "$CONFIG" bogus </dev/null
+expect "usage: unknown option" 2 "$HOOK" --bogus createRuntime </dev/null
+expect "usage: bad log level" 2 "$HOOK" --log-level loud createRuntime </dev/null
+expect "--help" 0 "$HOOK" --help </dev/null >/dev/null
+expect "--version" 0 "$HOOK" --version </dev/null >/dev/null
+
+# --- the fuzz targets on their seed corpora -------------------------------------
+for t in state config members; do
+        expect "fuzz_$t on its corpus" 0 "${VALGRIND[@]}" "$FUZZ_BIN/fuzz_$t" "$FUZZ_CORPUS/$t" >/dev/null
+done
+
+# --- what memcheck found ----------------------------------------------------------
+logs=$(find "$VG_LOGS" -name '*.log' | wc -l)
+check "one memcheck log per invocation ($logs for $invocations)" [ "$logs" -eq "$invocations" ]
+for log in "$VG_LOGS"/*.log; do
+        cmd=$(sed -n 's/^==[0-9]*== Command: //p' "$log" | cut -c1-100)
+        if ! grep -q "ERROR SUMMARY: 0 errors from 0 contexts" "$log" ||
+                ! grep -q "All heap blocks were freed -- no leaks are possible" "$log"; then
+                check "memcheck clean: $cmd" false
+                sed -n '/HEAP SUMMARY/,$p' "$log" | head -40 >&2
+        else
+                check "memcheck clean: $cmd" true
+        fi
+done
+
+harness_done
