@@ -212,6 +212,9 @@ static void count_outcome(const struct config *c, const struct args *a, int r,
         _cleanup_close_ int fd = -EBADF;
         int q;
 
+        /* Counting never creates the state directory: a refused run changes nothing. */
+        if (access(c->state_dir, F_OK) < 0)
+                return;
         q = state_dir_open(c->state_dir, &fd);
         if (q >= 0)
                 q = outcome_count(fd, a->stage == STAGE_CREATE ? "createRuntime" : "poststop",

@@ -113,7 +113,8 @@ test_resctrl_lock() {
         check "resctrl lock held, poststop: in time ($elapsed ms)" within "$TIMEOUT_MS"
         check "resctrl lock held, poststop: group kept" test -d "$MNT/mon_groups/$UID1"
         check "resctrl lock held, poststop: group still recorded" \
-                grep -q '"groups":\[{"ctrl":"/","owned":true}\],"members":\[\]' "$STATE/$UID1.members"
+                jq -e '.members == [] and ([.groups[] | [.ctrl, .owned]] == [["/", true]])' \
+                "$STATE/$UID1.members"
 
         release
         check "lock released: createRuntime proceeds" create c2 "$p2" "$UID2"

@@ -126,11 +126,13 @@ poststop() { # ID UID
 
 # Every path with its type, mode, owner and size, plus the content of every
 # regular file (tasks, member files): any change the hook makes shows here.
+# The hook's outcome counters (outcome.<stage>.<result>) are left out: they
+# count every run, a refused one included, by design.
 snapshot() { # DIR...
         local d
         for d in "$@"; do
                 [ -e "$d" ] || [ -L "$d" ] || { echo "$d absent"; continue; }
-                find "$d" -printf '%p %y %m %U %s %l\n' | sort
+                find "$d" ! -name 'outcome.*' -printf '%p %y %m %U %s %l\n' | sort
                 find "$d" -type f -name tasks -exec sh -c 'echo "$1:"; sort -n "$1"' _ {} \; | cat
                 find "$d" -type f ! -name tasks -path "*.members" -exec sh -c 'echo "$1:"; cat "$1"' _ {} \;
         done
