@@ -35,7 +35,7 @@ static bool slug(const char *word, char out[static OUTCOME_NAME_MAX + 1])
 int outcome_count(int state_dir_fd, const char *stage, const char *result)
 {
         char s[OUTCOME_NAME_MAX + 1], r[OUTCOME_NAME_MAX + 1];
-        char name[sizeof(OUTCOME_PREFIX) + 2 * OUTCOME_NAME_MAX + 1];
+        char name[sizeof(OUTCOME_PREFIX) + 2 * (size_t) OUTCOME_NAME_MAX + 1];
         _cleanup_close_ int fd = -EBADF;
         ssize_t n;
 

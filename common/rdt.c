@@ -418,7 +418,7 @@ int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata)
 {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int fd, r;
+        int fd = -EBADF, r;
 
         r = open_mon_groups(root_fd, "/", &fd);
         if (r < 0)
@@ -494,5 +494,24 @@ int rdt_rmid_budget(int root_fd, unsigned *ret)
         if (!found)
                 return -ENOENT;
         *ret = budget - 1; /* RMID 0 is the root group's */
+        return 0;
+}
+
+static int count_group(const char *ctrl, const char *mon, void *userdata)
+{
+        (void) ctrl;
+        (void) mon;
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+int rdt_groups_count(int root_fd, unsigned *ret)
+{
+        unsigned n = 0;
+        int r = rdt_groups_foreach(root_fd, count_group, &n);
+
+        if (r < 0)
+                return r;
+        *ret = n;
         return 0;
 }

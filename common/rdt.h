@@ -78,6 +78,9 @@ int rdt_mon_group_open(int root_fd, const char *ctrl, const char *name, int *ret
 typedef int (*rdt_group_fn)(const char *ctrl, const char *mon, void *userdata);
 int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata);
 
+/* How many groups rdt_groups_foreach visits: the RMIDs in use besides the root's. */
+int rdt_groups_count(int root_fd, unsigned *ret);
+
 /* How many monitoring groups the system can have in all: the smallest
  * num_rmids of info/L3_MON and info/PERF_PKG_MON (whichever exist), minus the
  * root's RMID 0. -ENOENT when neither exists. For log messages. */

@@ -28,7 +28,7 @@ static const char *const default_hooks_dirs[] = {
     "/etc/containers/oci/hooks.d",
 };
 #define HOOKS_DIRS_MAX 16
-#define HOOK_FILE_MAX (64 * 1024)
+#define HOOK_FILE_MAX ((size_t) 64 * 1024)
 
 enum level { LEVEL_OK, LEVEL_WARN, LEVEL_FAIL };
 
@@ -171,12 +171,6 @@ static bool check_monitoring(struct checker *k)
         return true;
 }
 
-static int count_group(const char *ctrl, const char *mon, void *userdata)
-{
-        (*(unsigned *) userdata)++;
-        return 0;
-}
-
 static void check_rmids(struct checker *k)
 {
         unsigned budget, used = 0;
@@ -189,7 +183,7 @@ static void check_rmids(struct checker *k)
         }
         r = lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms);
         if (r >= 0) {
-                r = rdt_groups_foreach(k->root_fd, count_group, &used);
+                r = rdt_groups_count(k->root_fd, &used);
                 rdt_unlock(k->root_fd);
         }
         if (r < 0) {

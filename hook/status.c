@@ -265,12 +265,6 @@ static int gather_pods(struct node_view *nv)
         return r;
 }
 
-static int count_group(const char *ctrl, const char *mon, void *userdata)
-{
-        (*(unsigned *) userdata)++;
-        return 0;
-}
-
 static void read_group(int root_fd, const char *uid, struct group_view *gv)
 {
         _cleanup_close_ int fd = -EBADF;
@@ -301,7 +295,7 @@ static int gather_resctrl(struct node_view *nv)
         for (size_t i = 0; i < nv->n_pods; i++)
                 for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
                         read_group(root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
-        r = rdt_groups_foreach(root_fd, count_group, &nv->in_use);
+        r = rdt_groups_count(root_fd, &nv->in_use);
         rdt_unlock(root_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot list the groups");

@@ -394,6 +394,32 @@ START_TEST(test_is_empty_huge)
 }
 END_TEST
 
+static int collect_group(const char *ctrl, const char *mon, void *userdata)
+{
+        char *list = userdata;
+
+        snprintf(list + strlen(list), 256 - strlen(list), "%s/%s ", ctrl, mon ? mon : "-");
+        return 0;
+}
+
+START_TEST(test_groups_foreach)
+{
+        char list[256] = "";
+        unsigned n = 99;
+
+        /* Only g1 holds an RMID so far; info, mon_groups and files are no groups. */
+        ck_assert_int_eq(rdt_groups_count(root_fd, &n), 0);
+        ck_assert_uint_eq(n, 1);
+
+        ck_assert_int_eq(rdt_mon_group_create(root_fd, "/", UID, NULL), 1);
+        ck_assert_int_eq(rdt_mon_group_create(root_fd, "g1", UID, NULL), 1);
+        ck_assert_int_eq(rdt_groups_foreach(root_fd, collect_group, list), 0);
+        ck_assert_str_eq(list, "//" UID " g1/- g1/" UID " ");
+        ck_assert_int_eq(rdt_groups_count(root_fd, &n), 0);
+        ck_assert_uint_eq(n, 3);
+}
+END_TEST
+
 START_TEST(test_remove)
 {
         ck_assert_int_eq(rdt_mon_group_create(root_fd, "g1", UID, NULL), 1);
@@ -538,6 +564,7 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_add_process_leader_fails);
         tcase_add_test(tc, test_is_empty);
         tcase_add_test(tc, test_is_empty_huge);
+        tcase_add_test(tc, test_groups_foreach);
         tcase_add_test(tc, test_remove);
         tcase_add_test(tc, test_rmid_budget);
         tcase_add_test(tc, test_task_ctrl_group);
