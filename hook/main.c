@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "gc.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -33,11 +34,14 @@ struct args {
         const char *config_path;
         bool config_explicit;
         int log_level; /* -1: from the config */
+        char **command_argv; /* "gc" and its options; NULL for a stage */
+        int command_argc;
 };
 
 static void help(void)
 {
         printf("Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
+               "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
                "\n"
                "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
                "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
@@ -45,6 +49,9 @@ static void help(void)
                "Stages:\n"
                "  createRuntime, prestart   create the pod's group and move the container in\n"
                "  poststop                  drop the container; remove the group after the last\n"
+               "\n"
+               "Commands:\n"
+               "  gc                        clean up after lost poststops and killed runs\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE         configuration (default %s)\n"
@@ -78,7 +85,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         int c;
 
         *a = (struct args){.config_path = HOOK_DEFAULT_CONFIG, .log_level = -1};
-        while ((c = getopt_long(argc, argv, "c:l:hV", options, NULL)) >= 0) {
+        /* "+": stop at the first non-option, so that a command's options are its own. */
+        while ((c = getopt_long(argc, argv, "+c:l:hV", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
                         a->config_path = optarg;
@@ -100,6 +108,11 @@ static int parse_args(int argc, char **argv, struct args *a)
                 default:
                         return -EINVAL;
                 }
+        }
+        if (optind < argc && strcmp(argv[optind], "gc") == 0) {
+                a->command_argv = argv + optind;
+                a->command_argc = argc - optind;
+                return 1;
         }
         if (optind != argc - 1) {
                 log_error("expected exactly one STAGE argument (see --help)");
@@ -180,6 +193,23 @@ static int run_stage(const struct args *a, const struct config *c, const struct 
         return stage_poststop(&ctx, ret_outcome);
 }
 
+/* A command run by hand or by a timer: it reads no stdin, logs to stderr
+ * (the journal or the container log), and fails when it cannot run. */
+static int run_command(const struct args *a)
+{
+        _cleanup_(config_done) struct config config = {0};
+
+        log_set_context(a->command_argv[0], NULL);
+        if (config_init(&config) < 0) {
+                log_error("out of memory");
+                return EXIT_FAILED;
+        }
+        if (load_config(a, &config) < 0)
+                return EXIT_FAILED;
+        log_setup(a->log_level >= 0 ? a->log_level : config.log_level, false, true);
+        return gc_main(&config, a->command_argc, a->command_argv);
+}
+
 int main(int argc, char **argv)
 {
         int64_t start = now_usec();
@@ -196,6 +226,8 @@ int main(int argc, char **argv)
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
+        if (a.command_argv)
+                return run_command(&a);
         log_set_context(a.stage_name, NULL);
 
         /* Read stdin before anything can fail: a runtime writing the state must
