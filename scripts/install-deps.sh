@@ -4,7 +4,7 @@
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
-libfuse3-dev fuse3 runc crun podman busybox-static strace"
+libfuse3-dev fuse3 runc crun podman busybox-static strace jq"
 
 missing=""
 for p in $packages; do
