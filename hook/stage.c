@@ -176,6 +176,15 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 r = 1;
                 goto unlock;
         }
+        if (r != -EINVAL &&
+            rdt_mon_group_has_task(s->env->root_fd, ctrl, uid, ctx->state->pid) == 1) {
+                /* The leader moved, some thread did not: it is monitored, and
+                 * recorded so, else nothing would ever remove the group. */
+                log_warning_errno(r, "moved pid %d into the group of pod %s, but not every thread",
+                                  ctx->state->pid, uid);
+                r = 1;
+                goto unlock;
+        }
         if (created && rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, uid) == 1)
                 (void) rdt_mon_group_remove(s->env->root_fd, ctrl, uid);
         if (r == -EINVAL) {
