@@ -121,6 +121,8 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         int r = rdt_mon_group_add_process(s->env->root_fd, s->env->proc_fd, m->ctrl, s->uid, m->pid,
                                           NULL);
 
+        if (r == -ESRCH) /* exited meanwhile: its poststop or the next gc drops it */
+                return r;
         if (r < 0)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);
