@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,11 @@ static struct gc_entry *entry_for(struct gc_entry **entries, size_t *n, const ch
         return &a[(*n)++];
 }
 
+static int entry_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct gc_entry *) a)->uid, ((const struct gc_entry *) b)->uid);
+}
+
 /* The pods stateDir knows of, from the names of its files. */
 static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
 {
@@ -165,6 +171,7 @@ static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
         }
         if (errno != 0)
                 return -errno;
+        qsort(entries, n, sizeof(*entries), entry_compare); /* a report in a stable order */
         *ret = TAKE_PTR(entries);
         *ret_n = n;
         return 0;
