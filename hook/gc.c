@@ -171,7 +171,8 @@ static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
         }
         if (errno != 0)
                 return -errno;
-        qsort(entries, n, sizeof(*entries), entry_compare); /* a report in a stable order */
+        if (n > 0) /* qsort wants an array, even of nothing */
+                qsort(entries, n, sizeof(*entries), entry_compare); /* a stable report order */
         *ret = TAKE_PTR(entries);
         *ret_n = n;
         return 0;

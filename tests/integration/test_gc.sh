@@ -153,6 +153,9 @@ test_foreign_groups() {
         check "never touched a group without state" test -d "$MNT/mon_groups/$kepler"
         check "no state left" no_state "$UID1"
         check "nothing more to do" [ -z "$(gc)" ]
+        rm -rf "$STATE"/*
+        check "an empty stateDir is fine" gc_out
+        check "and needs nothing" [ ! -s "$OUT" ]
 }
 
 # --- --dry-run and --json ----------------------------------------------------

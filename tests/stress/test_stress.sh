@@ -102,6 +102,7 @@ not_logged() { ! grep -q "$1" "$LOG"; }
 check_no_failures() { # $what: the wave
         local c
         check "$what: every createRuntime exited 0" [ ! -s "$WORK/failures" ]
+        head -3 "$WORK/failures" >&2
         for c in $(sed -n 's/^create \([^:]*\):.*/\1/p' "$WORK/failures" | head -3); do
                 grep "createRuntime $c:" "$LOG" >&2
         done
