@@ -215,6 +215,11 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 return;
         }
         exists = rdt_mon_group_exists(e->root_fd, ctrl, s->uid);
+        if (exists < 0) {
+                log_warning_errno(exists, "cannot look up the group of pod %s in %s", s->uid,
+                                  ctrl_display(ctrl));
+                goto unlock;
+        }
         if (exists == 0) {
                 _cleanup_free_ char *status = NULL;
 
