@@ -14,6 +14,7 @@
 
 #define CONFIG_MAX (1u << 20)
 #define LOCK_TIMEOUT_MS_MAX 600000u
+#define REMOVE_DELAY_SEC_MAX 604800u /* a week */
 /* Lists and maps are searched linearly; keep that cheap. */
 #define CONFIG_ENTRIES_MAX 1024u
 
@@ -228,10 +229,12 @@ static int parse_bool(struct cfg_parser *p, const char *key, void *field)
         return 0;
 }
 
-static int parse_lock_timeout(struct cfg_parser *p, const char *key, void *field)
+/* A decimal integer in [min, max]: digits only, no sign, no 0x, and no
+ * leading 0 (octal in YAML 1.1). max has at most 6 digits. */
+static int parse_uint(struct cfg_parser *p, const char *key, unsigned min, unsigned max,
+                      unsigned *ret)
 {
         _cleanup_yaml_event_ yaml_event_t e = {};
-        unsigned *ms = field;
         unsigned long v = 0;
         const char *s;
         int r;
@@ -242,13 +245,22 @@ static int parse_lock_timeout(struct cfg_parser *p, const char *key, void *field
         s = scalar(&e);
         if (!scalar_is_plain(&e))
                 return cfg_fail(p, &e.start_mark, key, "expected an integer, found a string");
-        /* Decimal digits only: no sign, no 0x, and no leading 0 (octal in YAML 1.1). */
-        if (s[0] == '0' || strspn(s, "0123456789") != strlen(s) || strlen(s) > 6 ||
-            (v = strtoul(s, NULL, 10)) > LOCK_TIMEOUT_MS_MAX)
-                return cfg_fail(p, &e.start_mark, key, "'%s' is not an integer in [1, %u]", s,
-                                LOCK_TIMEOUT_MS_MAX);
-        *ms = (unsigned) v;
+        if ((s[0] == '0' && s[1] != '\0') || strspn(s, "0123456789") != strlen(s) ||
+            strlen(s) > 6 || (v = strtoul(s, NULL, 10)) > max || v < min)
+                return cfg_fail(p, &e.start_mark, key, "'%s' is not an integer in [%u, %u]", s, min,
+                                max);
+        *ret = (unsigned) v;
         return 0;
+}
+
+static int parse_lock_timeout(struct cfg_parser *p, const char *key, void *field)
+{
+        return parse_uint(p, key, 1, LOCK_TIMEOUT_MS_MAX, field);
+}
+
+static int parse_remove_delay(struct cfg_parser *p, const char *key, void *field)
+{
+        return parse_uint(p, key, 0, REMOVE_DELAY_SEC_MAX, field);
 }
 
 static int parse_choice(struct cfg_parser *p, const char *key, const char *const names[], size_t n,
@@ -554,6 +566,7 @@ static const struct key_def config_keys[] = {
     {"failurePolicy", parse_failure_policy, offsetof(struct config, failure_policy)},
     {"runtimeMonitoring", parse_runtime_monitoring, offsetof(struct config, runtime_monitoring)},
     {"lockTimeoutMs", parse_lock_timeout, offsetof(struct config, lock_timeout_ms)},
+    {"removeDelaySeconds", parse_remove_delay, offsetof(struct config, remove_delay_sec)},
     {"log", parse_log, 0},
 };
 

@@ -37,6 +37,7 @@ struct config {
         enum failure_policy failure_policy;
         enum runtime_monitoring runtime_monitoring;
         unsigned lock_timeout_ms;
+        unsigned remove_delay_sec; /* keep an emptied group this long for the pod's next one */
         int log_level; /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
         bool log_syslog;
         bool log_stderr;

@@ -199,3 +199,11 @@ int64_t now_usec(void)
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+int64_t now_boottime_sec(void)
+{
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (int64_t) ts.tv_sec;
+}

@@ -38,3 +38,7 @@ bool name_is_valid(const char *name);
 
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t now_usec(void);
+
+/* CLOCK_BOOTTIME in whole seconds: the same in every process, counts time
+ * suspended, and restarts at boot exactly when /run and resctrl start empty. */
+int64_t now_boottime_sec(void);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsutil.h"
 #include "macro.h"
@@ -88,4 +89,15 @@ int proc_is_running(int proc_fd, pid_t pid)
         if (r < 0)
                 return r;
         return *p != 'Z' && *p != 'X';
+}
+
+int proc_pid_ns(int proc_fd, uint64_t *ret)
+{
+        struct stat st;
+
+        /* Follows "self" and the ns/pid magic link to the namespace's nsfs inode. */
+        if (fstatat(proc_fd, "self/ns/pid", &st, 0) < 0)
+                return -errno;
+        *ret = (uint64_t) st.st_ino;
+        return 0;
 }

@@ -18,3 +18,8 @@ int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret);
  * gone or a zombie (state Z or X), which the kernel still lists in resctrl
  * tasks files until its parent reaps it; -errno otherwise. */
 int proc_is_running(int proc_fd, pid_t pid);
+
+/* The inode of <proc>/self/ns/pid: which pid namespace the pids this /proc
+ * shows belong to. Pids recorded under another namespace name other processes
+ * here (or none). */
+int proc_pid_ns(int proc_fd, uint64_t *ret);

@@ -321,11 +321,10 @@ fail:
         return r;
 }
 
-int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
+/* The group's tasks file, read to EOF: it is a seq_file that may span many pages. */
+static int read_tasks(int root_fd, const char *ctrl, const char *name, char **ret)
 {
         _cleanup_close_ int group_fd = -EBADF, fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        char *p, *end;
         int r;
 
         r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
@@ -334,9 +333,16 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
         fd = openat(group_fd, "tasks", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
+        return read_all_fd(fd, RDT_TASKS_MAX, ret, NULL);
+}
 
-        /* tasks is a seq_file that may span many pages, so it is read to EOF. */
-        r = read_all_fd(fd, RDT_TASKS_MAX, &buf, NULL);
+int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
+{
+        _cleanup_free_ char *buf = NULL;
+        char *p, *end;
+        int r;
+
+        r = read_tasks(root_fd, ctrl, name, &buf);
         if (r == -EFBIG)
                 return 0; /* more ids than the cap: certainly not empty */
         if (r < 0)
@@ -353,6 +359,26 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
                         return r < 0 ? r : 0;
         }
         return 1;
+}
+
+int rdt_mon_group_has_task(int root_fd, const char *ctrl, const char *name, pid_t pid)
+{
+        _cleanup_free_ char *buf = NULL;
+        char *p, *end;
+        int r;
+
+        r = read_tasks(root_fd, ctrl, name, &buf);
+        if (r < 0)
+                return r;
+        for (p = buf; *p; p = end) {
+                long id = strtol(p, &end, 10);
+
+                if (end == p)
+                        end = p + 1;
+                else if (id == pid)
+                        return 1;
+        }
+        return 0;
 }
 
 int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name)

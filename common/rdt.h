@@ -58,6 +58,10 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
  * reaper can delay past poststop. */
 int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name);
 
+/* 1 when the group's tasks file lists pid, 0 when not, -errno (-ENOENT when
+ * the group does not exist, -EFBIG past 1 MiB of ids). */
+int rdt_mon_group_has_task(int root_fd, const char *ctrl, const char *name, pid_t pid);
+
 /* rmdir of the group; a group that is already gone (ENOENT) counts as removed.
  * Note the kernel moves any remaining tasks to the parent: callers check
  * rdt_mon_group_is_empty first, under rdt_lock. */

@@ -84,8 +84,7 @@ int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
         return write_atomic_at(dir_fd, name, tmp, text, strlen(text), 0600);
 }
 
-static int state_read(int dir_fd, const char *uid, bool locked, struct pod_state *ret,
-                      char **reterr)
+int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
@@ -96,9 +95,6 @@ static int state_read(int dir_fd, const char *uid, bool locked, struct pod_state
         r = state_file_names(uid, name, tmp);
         if (r < 0)
                 return r;
-        if (locked)
-                (void) unlinkat(dir_fd, tmp, 0); /* a save killed before its rename */
-
         fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -110,14 +106,17 @@ static int state_read(int dir_fd, const char *uid, bool locked, struct pod_state
         return pod_state_parse(text, len, uid, ret, reterr);
 }
 
-int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
+int pod_state_remove_temp(int dir_fd, const char *uid)
 {
-        return state_read(dir_fd, uid, true, ret, reterr);
-}
+        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        int r;
 
-int pod_state_peek(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
-{
-        return state_read(dir_fd, uid, false, ret, reterr);
+        r = state_file_names(uid, name, tmp);
+        if (r < 0)
+                return r;
+        if (unlinkat(dir_fd, tmp, 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return 1;
 }
 
 int pod_state_remove(int dir_fd, const char *uid)
@@ -319,9 +318,13 @@ int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *po
  * they may hold control characters. */
 static int pod_state_check(const struct pod_state *s, char **reterr)
 {
+        if (s->pid_ns > INT64_MAX)
+                return bad_state(reterr, "pid_ns out of range");
         for (size_t i = 0; i < s->n_groups; i++) {
                 if (!rdt_ctrl_group_is_valid(s->groups[i].ctrl))
                         return bad_state(reterr, "group %zu: invalid ctrl", i);
+                if (s->groups[i].emptied && s->groups[i].emptied_at > INT64_MAX)
+                        return bad_state(reterr, "group %zu: emptied_at out of range", i);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(s->groups[i].ctrl, s->groups[j].ctrl) == 0)
                                 return bad_state(reterr, "group %zu: duplicate ctrl '%s'", i,
@@ -363,22 +366,29 @@ static json_t *format_baseline(const struct group *g)
         return TAKE_PTR(o);
 }
 
+static json_t *format_group(const struct group *g)
+{
+        json_auto_t *o = json_pack("{s:s, s:b}", "ctrl", g->ctrl, "owned", g->owned);
+
+        if (!o)
+                return NULL;
+        if (g->emptied &&
+            json_object_set_new(o, "emptied_at", json_integer((json_int_t) g->emptied_at)) < 0)
+                return NULL;
+        if (g->n_baseline > 0 && json_object_set_new(o, "baseline", format_baseline(g)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 static json_t *format_groups(const struct pod_state *s)
 {
         json_auto_t *a = json_array();
 
         if (!a)
                 return NULL;
-        for (size_t i = 0; i < s->n_groups; i++) {
-                const struct group *g = &s->groups[i];
-                json_auto_t *o = json_pack("{s:s, s:b}", "ctrl", g->ctrl, "owned", g->owned);
-
-                if (!o || (g->n_baseline > 0 &&
-                           json_object_set_new(o, "baseline", format_baseline(g)) < 0))
+        for (size_t i = 0; i < s->n_groups; i++)
+                if (json_array_append_new(a, format_group(&s->groups[i])) < 0)
                         return NULL;
-                if (json_array_append(a, o) < 0)
-                        return NULL;
-        }
         return TAKE_PTR(a);
 }
 
@@ -414,6 +424,9 @@ int pod_state_format(const struct pod_state *s, const char *uid, char **ret)
                          "namespace", s->namespace, "pod", s->pod_name);
         if (!root || json_object_set_new(root, "groups", format_groups(s)) < 0 ||
             json_object_set_new(root, "members", format_members(s)) < 0)
+                return -ENOMEM;
+        if (s->pid_ns != 0 &&
+            json_object_set_new(root, "pid_ns", json_integer((json_int_t) s->pid_ns)) < 0)
                 return -ENOMEM;
 
         text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
@@ -470,6 +483,11 @@ static int parse_baseline(json_t *o, size_t i, struct group *g, char **reterr)
         return 0;
 }
 
+static bool is_uint(const json_t *v)
+{
+        return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
 static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
 {
         size_t i;
@@ -479,19 +497,28 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
                 return bad_state(reterr, "groups must be an array");
         json_array_foreach(groups, i, g)
         {
-                json_t *baseline = NULL;
+                json_t *baseline = NULL, *emptied_at = NULL;
                 json_error_t jerr;
                 const char *ctrl;
                 int owned, r;
 
-                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b, s?o}", "ctrl", &ctrl,
-                                   "owned", &owned, "baseline", &baseline) < 0)
+                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b, s?o, s?o}", "ctrl", &ctrl,
+                                   "owned", &owned, "emptied_at", &emptied_at, "baseline",
+                                   &baseline) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
+                if (emptied_at && !is_uint(emptied_at))
+                        return bad_state(reterr, "group %zu: emptied_at must be an integer >= 0",
+                                         i);
                 r = pod_state_add_group(s, ctrl, owned);
                 if (r >= 0 && baseline)
                         r = parse_baseline(baseline, i, &s->groups[s->n_groups - 1], reterr);
                 if (r < 0)
                         return r;
+                if (emptied_at) {
+                        s->groups[s->n_groups - 1].emptied = true;
+                        s->groups[s->n_groups - 1].emptied_at =
+                            (uint64_t) json_integer_value(emptied_at);
+                }
         }
         return 0;
 }
@@ -522,7 +549,7 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                     char **reterr)
 {
         _cleanup_(pod_state_done) struct pod_state s = {};
-        json_t *namespace, *pod, *groups, *members, *m;
+        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL;
         json_auto_t *root = NULL;
         json_int_t version;
         json_error_t jerr;
@@ -541,12 +568,15 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 return bad_state(reterr, "%s", jerr.text);
         if (version != STATE_VERSION)
                 return bad_state(reterr, "unsupported version %" JSON_INTEGER_FORMAT, version);
-        if (json_unpack_ex(root, &jerr, JSON_STRICT, "{s:I, s:s, s:o, s:o, s:o, s:o}", "version",
-                           &version, "uid", &file_uid, "namespace", &namespace, "pod", &pod,
-                           "groups", &groups, "members", &members) < 0)
+        if (json_unpack_ex(root, &jerr, JSON_STRICT, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o}",
+                           "version", &version, "uid", &file_uid, "namespace", &namespace, "pod",
+                           &pod, "groups", &groups, "members", &members, "pid_ns", &pid_ns) < 0)
                 return bad_state(reterr, "%s", jerr.text);
         if (strcmp(file_uid, uid) != 0)
                 return bad_state(reterr, "uid does not match the file name");
+        if (pid_ns && (!is_uint(pid_ns) || json_integer_value(pid_ns) == 0))
+                return bad_state(reterr, "pid_ns must be an integer > 0");
+        s.pid_ns = pid_ns ? (uint64_t) json_integer_value(pid_ns) : 0;
 
         r = parse_string_or_null(namespace, "namespace", &s.namespace, reterr);
         if (r >= 0)

@@ -5,16 +5,16 @@
  * hold the pod lock (<uid>.lock) around load, change and save.
  *
  * The file is JSON:
- * {"version":1,"uid":"...","namespace":"...","pod":"...",
- *  "groups":[{"ctrl":"/","owned":true,
+ * {"version":1,"uid":"...","namespace":"...","pod":"...","pid_ns":4026531836,
+ *  "groups":[{"ctrl":"/","owned":true,"emptied_at":1234,
  *             "baseline":{"mon_L3_00/mbm_total_bytes":"1234"}}],
  *  "members":[{"id":"...","ctrl":"/","pid":123,"start_time":456,
  *              "monitored":true,"reason":null}]}
- * A group is listed from just before the hook mkdirs it until it is removed,
- * so a group in resctrl named by a pod UID but absent from every state file
- * was never the hook's.
- * "baseline" (optional, omitted when empty) holds the cumulative counters of
- * the group as they read when the hook started using it, keyed
+ * "pid_ns", "emptied_at" and "baseline" are optional. A group is listed from
+ * just before the hook mkdirs it until it is removed, so a group in resctrl
+ * named by a pod UID but absent from every state file was never the hook's.
+ * "baseline" (omitted when empty) holds the cumulative counters of the group
+ * as they read when the hook started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
  * "1.500000"): a reused RMID can carry counts of its previous group. */
 #pragma once
@@ -45,8 +45,10 @@ struct baseline {
 #define STATE_BASELINE_MAX COUNTERS_MAX
 
 struct group {
-        char *ctrl; /* control group; the monitoring group is <ctrl>/mon_groups/<uid> */
-        bool owned; /* the hook created it; false when it found one it did not make */
+        char *ctrl;          /* control group; the monitoring group is <ctrl>/mon_groups/<uid> */
+        bool owned;          /* the hook created it; false when it found one it did not make */
+        bool emptied;        /* its last member left and it lingers (removeDelaySeconds) */
+        uint64_t emptied_at; /* when, in CLOCK_BOOTTIME seconds; meaningful iff emptied */
         struct baseline *baseline; /* counters when the hook started using it */
         size_t n_baseline;
 };
@@ -54,6 +56,7 @@ struct group {
 struct pod_state {
         char *namespace; /* may be NULL */
         char *pod_name;  /* may be NULL */
+        uint64_t pid_ns; /* inode of the pid namespace the pids are in; 0: not recorded */
         struct member *members;
         size_t n_members;
         struct group *groups;
@@ -67,13 +70,14 @@ int state_dir_open(const char *path, int *ret_fd);
 
 /* Loads <uid>.members. 0 on success; -ENOENT when the pod has no state;
  * -EBADMSG when the file is not valid state (reason in *reterr when non-NULL).
- * Removes a leftover <uid>.members.tmp of a killed run first. */
+ * Readers without the pod lock (status, check) may call it too: it never
+ * touches the temp file, and save replaces the file by rename. */
 int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr);
 
-/* Like pod_state_load, for readers that do not hold the pod lock (status,
- * check): never touches the temp file, which may be a writer's in progress.
- * Safe because save replaces the file by rename. */
-int pod_state_peek(int dir_fd, const char *uid, struct pod_state *ret, char **reterr);
+/* Removes <uid>.members.tmp, the leftover of a save killed before its rename.
+ * 1 when there was one, 0 when not, -errno. Caller holds the pod lock: the
+ * temp file of a live save is that save's own. */
+int pod_state_remove_temp(int dir_fd, const char *uid);
 
 /* Writes <uid>.members atomically. */
 int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s);

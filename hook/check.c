@@ -343,7 +343,7 @@ static int census_group(const char *ctrl, const char *mon, void *userdata)
         if (!mon || pod_uid_canonicalise(mon, uid) < 0)
                 return 0;
         if (c->state_fd >= 0 && strcmp(uid, mon) == 0 &&
-            pod_state_peek(c->state_fd, uid, &st, NULL) >= 0 && pod_state_find_group(&st, ctrl)) {
+            pod_state_load(c->state_fd, uid, &st, NULL) >= 0 && pod_state_find_group(&st, ctrl)) {
                 c->ours++;
                 return 0;
         }

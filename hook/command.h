@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The operator's commands: check (is this node set up right) and status
- * (pods, groups, members, counters; as a table, JSON or Prometheus text). */
+/* The operator's commands: check (is this node set up right), status (pods,
+ * groups, members, counters; as a table, JSON or Prometheus text) and gc
+ * (hook/gc.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -9,7 +10,7 @@
 
 /* Exit statuses of the commands. */
 #define COMMAND_OK 0
-#define COMMAND_FAILED 1 /* check: a check failed; status: cannot read what it must show */
+#define COMMAND_FAILED 1 /* check: a check failed; status, gc: cannot do what they must */
 #define COMMAND_USAGE 2
 
 struct command_ctx {

@@ -8,6 +8,7 @@
 #include "command.h"
 #include "config.h"
 #include "fsutil.h"
+#include "gc.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -40,7 +41,7 @@ struct args {
         const char *config_path;
         bool config_explicit;
         int log_level; /* -1: from the config */
-        char **command; /* "check" or "status" and its arguments, NULL-terminated */
+        char **command; /* "check", "status" or "gc" and its arguments; NULL for a stage */
         int command_argc;
 };
 
@@ -49,6 +50,7 @@ static void help(void)
         printf("Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
                "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]...\n"
                "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
+               "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
                "\n"
                "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
                "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
@@ -60,6 +62,7 @@ static void help(void)
                "Commands:\n"
                "  check                     is this node set up right (exit 1 if a check fails)\n"
                "  status                    pods, their groups, members and counters\n"
+               "  gc                        clean up after lost poststops and killed runs\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE         configuration (default %s)\n"
@@ -93,7 +96,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         int c;
 
         *a = (struct args){.config_path = HOOK_DEFAULT_CONFIG, .log_level = -1};
-        /* "+": options after the command or stage are the command's. */
+        /* "+": stop at the first non-option, so that a command's options are its own. */
         while ((c = getopt_long(argc, argv, "+c:l:hV", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
@@ -117,8 +120,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                         return -EINVAL;
                 }
         }
-        if (optind < argc &&
-            (strcmp(argv[optind], "check") == 0 || strcmp(argv[optind], "status") == 0)) {
+        if (optind < argc && (strcmp(argv[optind], "check") == 0 ||
+                              strcmp(argv[optind], "status") == 0 ||
+                              strcmp(argv[optind], "gc") == 0)) {
                 a->command = argv + optind;
                 a->command_argc = argc - optind;
                 return 1;
@@ -223,6 +227,8 @@ static void count_outcome(const struct config *c, const struct args *a, int r,
                 log_debug("cannot count the outcome: %s", strerror(-q));
 }
 
+/* A command run by hand or by a timer: it reads no stdin, logs to stderr
+ * (the journal or the container log), and fails when it cannot run. */
 static int run_command(const struct args *a)
 {
         const struct command_ctx ctx = {
@@ -231,8 +237,11 @@ static int run_command(const struct args *a)
                 .log_level = a->log_level,
         };
 
+        log_set_context(a->command[0], NULL);
         if (strcmp(a->command[0], "check") == 0)
                 return check_main(&ctx, a->command_argc, a->command);
+        if (strcmp(a->command[0], "gc") == 0)
+                return gc_main(&ctx, a->command_argc, a->command);
         return status_main(&ctx, a->command_argc, a->command);
 }
 

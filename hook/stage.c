@@ -7,96 +7,46 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "filter.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "pod.h"
 #include "proc.h"
 #include "rdt.h"
 #include "stage.h"
 #include "state.h"
-#include "filter.h"
 
-/* Everything held open while one invocation works on one pod. Lock order:
- * the pod lock first, then (briefly, around each resctrl change) the resctrl
- * root lock; never the other way round. */
-struct pod_session {
-        int root_fd;
-        int state_fd;
-        int lock_fd;
-        char lock_name[POD_UID_LEN + sizeof(".lock")];
-        struct pod_state st;
-        bool loaded; /* st holds what is on disk (or nothing was there) */
-        bool dirty;  /* st differs from what is on disk */
-};
-
-#define POD_SESSION_INIT {.root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF}
-
-static int session_open(const struct hook_ctx *ctx, struct pod_session *s)
+/* Opens resctrl and stateDir, then locks and loads the pod. */
+static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct pod_session *s)
 {
-        const struct config *c = ctx->config;
         const char *uid = ctx->pod->uid;
         _cleanup_free_ char *why = NULL;
         int r;
 
-        r = rdt_open(c->resctrl_path, c->require_resctrl_fs, &s->root_fd);
-        if (r == -ENOMEDIUM)
-                return log_error_errno(r, "'%s' is not a resctrl mount", c->resctrl_path);
-        if (r == -EOPNOTSUPP)
-                return log_error_errno(r, "resctrl at '%s' has no monitoring (no mon_groups)",
-                                       c->resctrl_path);
+        r = pod_env_open(ctx->config, ctx->proc_fd, e);
         if (r < 0)
-                return log_error_errno(r, "cannot open resctrl at '%s'", c->resctrl_path);
-
-        r = state_dir_open(c->state_dir, &s->state_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot open state directory '%s'", c->state_dir);
-
-        (void) snprintf(s->lock_name, sizeof(s->lock_name), "%s.lock", uid);
-        r = lock_file_acquire(s->state_fd, s->lock_name, c->lock_timeout_ms, &s->lock_fd);
+                return r;
+        r = pod_session_lock(e, uid, ctx->config->lock_timeout_ms, s);
         if (r < 0)
                 return log_error_errno(r, "cannot lock pod %s within %u ms", uid,
-                                       c->lock_timeout_ms);
-
-        r = pod_state_load(s->state_fd, uid, &s->st, &why);
+                                       ctx->config->lock_timeout_ms);
+        (void) pod_state_remove_temp(e->state_fd, uid); /* a save killed before its rename */
+        r = pod_session_load(s, &why);
         if (r == -EBADMSG)
                 return log_error_errno(r, "state of pod %s is invalid (%s)", uid, why);
-        if (r < 0 && r != -ENOENT)
+        if (r < 0)
                 return log_error_errno(r, "cannot load state of pod %s", uid);
-        s->loaded = true;
         return 0;
 }
 
-/* Saves the pod's state if it changed, or removes it together with the lock
- * file when nothing is left to remember, then releases the pod lock. State
- * that could not be loaded is never touched. */
-static int session_close(const struct hook_ctx *ctx, struct pod_session *s)
+static int session_close(struct pod_env *e, struct pod_session *s)
 {
-        const char *uid = ctx->pod->uid;
-        int r = 0;
+        int r = pod_session_close(s);
 
-        if (s->loaded) {
-                if (s->st.n_members == 0 && s->st.n_groups == 0) {
-                        r = pod_state_remove(s->state_fd, uid);
-                        if (r < 0)
-                                log_warning_errno(r, "cannot remove state of pod %s", uid);
-                        lock_file_release_and_unlink(s->state_fd, s->lock_name, TAKE_FD(s->lock_fd));
-                } else if (s->dirty) {
-                        r = pod_state_save(s->state_fd, uid, &s->st);
-                        if (r < 0)
-                                log_error_errno(r, "cannot save state of pod %s", uid);
-                }
-        }
-        pod_state_done(&s->st);
-        closep(&s->lock_fd);
-        closep(&s->state_fd);
-        closep(&s->root_fd);
-        return r;
-}
-
-static const char *ctrl_display(const char *ctrl)
-{
-        return strcmp(ctrl, "/") == 0 ? "the root control group" : ctrl;
+        pod_env_close(e);
+        return r < 0 ? r : 0;
 }
 
 /* The control group the container's init is in: the kernel says so in
@@ -151,20 +101,13 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
-                uint64_t start_time;
-                int r;
+                const char *why;
 
                 if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
                     strcmp(m->id, ctx->state->id) == 0)
                         continue;
-                if (proc_start_time(ctx->proc_fd, m->pid, &start_time) < 0 ||
-                    start_time != m->start_time)
-                        continue; /* gone: its poststop or gc will drop it */
-                r = rdt_mon_group_add_process(s->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid,
-                                              m->pid, NULL);
-                if (r < 0)
-                        log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
-                                          m->id, m->pid);
+                if (pod_member_is_live(s->env, m, &why) == 1) /* else its poststop or gc drops it */
+                        (void) pod_member_rejoin(s, m);
         }
 }
 
@@ -191,7 +134,7 @@ static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, c
 
         pod_state_group_clear_baseline(g);
         s->dirty = true;
-        r = rdt_mon_group_open(s->root_fd, ctrl, ctx->pod->uid, &group_fd);
+        r = rdt_mon_group_open(s->env->root_fd, ctrl, ctx->pod->uid, &group_fd);
         if (r >= 0)
                 r = counters_read(group_fd, true, &rd, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -220,14 +163,14 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         unsigned budget = 0;
         int r, created;
 
-        r = rdt_lock(s->root_fd, ctx->config->lock_timeout_ms);
+        r = rdt_lock(s->env->root_fd, ctx->config->lock_timeout_ms);
         if (r < 0)
                 return log_error_errno(r, "cannot take the resctrl lock within %u ms",
                                        ctx->config->lock_timeout_ms);
 
-        created = rdt_mon_group_create(s->root_fd, ctrl, uid, &status);
+        created = rdt_mon_group_create(s->env->root_fd, ctrl, uid, &status);
         if (created == -ENOSPC || created == -EBUSY) {
-                (void) rdt_rmid_budget(s->root_fd, &budget);
+                (void) rdt_rmid_budget(s->env->root_fd, &budget);
                 log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
                             "container starts unmonitored",
                             uid, ctrl_display(ctrl), strerror(-created), status ? status : "?",
@@ -262,14 +205,23 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
 
         free(status);
         status = NULL;
-        r = rdt_mon_group_add_process(s->root_fd, ctx->proc_fd, ctrl, uid, ctx->state->pid,
+        r = rdt_mon_group_add_process(s->env->root_fd, ctx->proc_fd, ctrl, uid, ctx->state->pid,
                                       &status);
         if (r >= 0) {
                 r = 1;
                 goto unlock;
         }
-        if (created && rdt_mon_group_is_empty(s->root_fd, ctx->proc_fd, ctrl, uid) == 1)
-                (void) rdt_mon_group_remove(s->root_fd, ctrl, uid);
+        if (r != -EINVAL &&
+            rdt_mon_group_has_task(s->env->root_fd, ctrl, uid, ctx->state->pid) == 1) {
+                /* The leader moved, some thread did not: it is monitored, and
+                 * recorded so, else nothing would ever remove the group. */
+                log_warning_errno(r, "moved pid %d into the group of pod %s, but not every thread",
+                                  ctx->state->pid, uid);
+                r = 1;
+                goto unlock;
+        }
+        if (created && rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, uid) == 1)
+                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, uid);
         if (r == -EINVAL) {
                 log_warning("pid %d is not in %s (%s); container starts unmonitored",
                             ctx->state->pid, ctrl_display(ctrl), status ? status : "?");
@@ -279,7 +231,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                                     ctx->state->pid, uid, status ? status : "?");
         }
 unlock:
-        rdt_unlock(s->root_fd);
+        rdt_unlock(s->env->root_fd);
         return r;
 }
 
@@ -289,10 +241,15 @@ unlock:
 static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                          uint64_t start_time)
 {
+        struct group *g = pod_state_find_group(&s->st, ctrl);
         int r;
 
+        /* A lingering group is taken back: same RMID, counters continue. */
+        if (g)
+                g->emptied = false;
+        s->st.pid_ns = s->env->pid_ns;
         r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
-        if (r >= 0 && !pod_state_find_group(&s->st, ctrl))
+        if (r >= 0 && !g)
                 r = pod_state_add_group(&s->st, ctrl, true);
         if (r >= 0)
                 r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid,
@@ -301,7 +258,7 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
                 return log_error_errno(r, "out of memory");
 
         s->dirty = true;
-        r = pod_state_save(s->state_fd, ctx->pod->uid, &s->st);
+        r = pod_state_save(s->env->state_fd, ctx->pod->uid, &s->st);
         if (r < 0)
                 return log_error_errno(r, "cannot save state of pod %s", ctx->pod->uid);
         s->dirty = false;
@@ -369,7 +326,8 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
 int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
 {
         _cleanup_(oci_intel_rdt_done) struct oci_intel_rdt intel_rdt = {0};
-        struct pod_session s = POD_SESSION_INIT;
+        struct pod_env e = POD_ENV_INIT;
+        struct pod_session s = {.lock_fd = -EBADF};
         _cleanup_free_ char *ctrl = NULL;
         const char *why;
         int r, q;
@@ -399,63 +357,26 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
         if (r < 0)
                 return r;
 
-        r = session_open(ctx, &s);
+        r = session_open(ctx, &e, &s);
         if (r >= 0)
                 r = create_in_session(ctx, &s, ctrl, ret_outcome);
-        q = session_close(ctx, &s);
+        q = session_close(&e, &s);
         return r < 0 ? r : q;
 }
 
-static bool has_monitored_member(const struct pod_state *st, const char *ctrl)
+static const char *fate_outcome(enum group_fate fate)
 {
-        for (size_t i = 0; i < st->n_members; i++)
-                if (st->members[i].monitored && strcmp(st->members[i].ctrl, ctrl) == 0)
-                        return true;
-        return false;
-}
-
-/* The last monitored member of (pod, ctrl) is gone: remove the group, unless
- * it still has tasks (rmdir would silently move them out of monitoring) or
- * it is not the hook's own. */
-static int leave_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                       const char **ret_outcome)
-{
-        const char *uid = ctx->pod->uid;
-        struct group *g = pod_state_find_group(&s->st, ctrl);
-        int r, empty;
-
-        if (!g)
-                return 0;
-        if (!g->owned) {
-                pod_state_drop_group(&s->st, ctrl);
-                return 0;
+        switch (fate) {
+        case GROUP_REMOVED:
+                return "group removed";
+        case GROUP_BUSY:
+                return "group kept";
+        case GROUP_LINGERS:
+                return "group lingers";
+        case GROUP_FORGOTTEN:
+                break;
         }
-
-        r = rdt_lock(s->root_fd, ctx->config->lock_timeout_ms);
-        if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       ctx->config->lock_timeout_ms);
-        empty = rdt_mon_group_is_empty(s->root_fd, ctx->proc_fd, ctrl, uid);
-        if (empty == 1)
-                r = rdt_mon_group_remove(s->root_fd, ctrl, uid);
-        rdt_unlock(s->root_fd);
-
-        if (empty == -ENOENT || (empty == 1 && r >= 0)) {
-                pod_state_drop_group(&s->st, ctrl);
-                *ret_outcome = "group removed";
-                return 0;
-        }
-        if (empty == 0) {
-                log_warning("group of pod %s in %s still has tasks; kept", uid,
-                            ctrl_display(ctrl));
-                *ret_outcome = "group kept";
-                return 0;
-        }
-        if (empty < 0)
-                return log_error_errno(empty, "cannot read the tasks of pod %s's group in %s",
-                                       uid, ctrl_display(ctrl));
-        return log_error_errno(r, "cannot remove the group of pod %s in %s", uid,
-                               ctrl_display(ctrl));
+        return "member dropped";
 }
 
 static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s,
@@ -463,6 +384,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
 {
         _cleanup_free_ char *ctrl = NULL;
         struct member *m = pod_state_find_member(&s->st, ctx->state->id);
+        int r;
 
         if (!m) {
                 *ret_outcome = "not recorded";
@@ -475,14 +397,19 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
         s->dirty = true;
         *ret_outcome = "member dropped";
 
-        if (has_monitored_member(&s->st, ctrl))
+        if (pod_has_monitored_member(&s->st, ctrl))
                 return 0;
-        return leave_group(ctx, s, ctrl, ret_outcome);
+        r = pod_group_release(s, ctrl);
+        if (r < 0)
+                return r;
+        *ret_outcome = fate_outcome(r);
+        return 0;
 }
 
 int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome)
 {
-        struct pod_session s = POD_SESSION_INIT;
+        struct pod_env e = POD_ENV_INIT;
+        struct pod_session s = {.lock_fd = -EBADF};
         _cleanup_free_ char *path = NULL;
         int r, q;
 
@@ -494,9 +421,9 @@ int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome)
                 return 0;
         }
 
-        r = session_open(ctx, &s);
+        r = session_open(ctx, &e, &s);
         if (r >= 0)
                 r = poststop_in_session(ctx, &s, ret_outcome);
-        q = session_close(ctx, &s);
+        q = session_close(&e, &s);
         return r < 0 ? r : q;
 }

@@ -220,7 +220,7 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
         *pv = (struct pod_view){0};
         snprintf(pv->uid, sizeof(pv->uid), "%s", uid);
         /* Without the pod lock: the file is replaced by rename, never torn. */
-        r = pod_state_peek(state_fd, uid, &pv->st, &pv->why);
+        r = pod_state_load(state_fd, uid, &pv->st, &pv->why);
         if (r == -ENOENT)
                 return 0; /* its last poststop ran meanwhile */
         if (r < 0 && !pv->why && asprintf(&pv->why, "%s", strerror(-r)) < 0)

@@ -41,6 +41,7 @@ static void assert_configs_eq(const struct config *a, const struct config *b)
         ck_assert_int_eq(a->failure_policy, b->failure_policy);
         ck_assert_int_eq(a->runtime_monitoring, b->runtime_monitoring);
         ck_assert_uint_eq(a->lock_timeout_ms, b->lock_timeout_ms);
+        ck_assert_uint_eq(a->remove_delay_sec, b->remove_delay_sec);
         ck_assert_int_eq(a->log_level, b->log_level);
         ck_assert_int_eq(a->log_syslog, b->log_syslog);
         ck_assert_int_eq(a->log_stderr, b->log_stderr);
@@ -75,6 +76,7 @@ START_TEST(test_defaults)
         ck_assert_int_eq(c.failure_policy, FAILURE_POLICY_IGNORE);
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_SKIP);
         ck_assert_uint_eq(c.lock_timeout_ms, 2000);
+        ck_assert_uint_eq(c.remove_delay_sec, 0);
         ck_assert_int_eq(c.log_level, LOG_INFO);
         ck_assert(c.log_syslog);
         ck_assert(!c.log_stderr);
@@ -113,7 +115,7 @@ START_TEST(test_sample)
                 }
                 uncommented[n++] = text[i];
         }
-        ck_assert_uint_eq(settings, 11); /* every top-level key */
+        ck_assert_uint_eq(settings, 12); /* every top-level key */
         r = config_parse(&c, uncommented, n, "sample", &err);
         ck_assert_msg(r == 0, "%d %s", r, err ? err : "");
         assert_defaults(&c);
@@ -151,6 +153,7 @@ START_TEST(test_full_file)
         ck_assert_int_eq(c.failure_policy, FAILURE_POLICY_FAIL);
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_OVERRIDE);
         ck_assert_uint_eq(c.lock_timeout_ms, 600000);
+        ck_assert_uint_eq(c.remove_delay_sec, 604800);
         ck_assert_int_eq(c.log_level, LOG_WARNING);
         ck_assert(!c.log_syslog);
         ck_assert(c.log_stderr);
@@ -184,7 +187,11 @@ START_TEST(test_overlay)
         struct config c;
 
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(parse(&c, "namespaces: [a, b]\nlockTimeoutMs: 10\n", NULL), 0);
+        ck_assert_int_eq(
+            parse(&c, "namespaces: [a, b]\nlockTimeoutMs: 10\nremoveDelaySeconds: 0\n", NULL), 0);
+        ck_assert_uint_eq(c.remove_delay_sec, 0);
+        ck_assert_int_eq(parse(&c, "removeDelaySeconds: 30\n", NULL), 0);
+        ck_assert_uint_eq(c.remove_delay_sec, 30);
         ck_assert_int_eq(parse(&c, "namespaces:\n- c\nlog: {level: debug}\n", NULL), 0);
         ck_assert_uint_eq(c.namespaces.n, 1);
         ck_assert_str_eq(c.namespaces.items[0], "c");
@@ -238,6 +245,14 @@ static const struct {
                              "[1, 600000]"},
     {"lockTimeoutMs: '10'\n",
      "test.yaml:1: key 'lockTimeoutMs': expected an integer, found a string"},
+    {"removeDelaySeconds: -1\n", "test.yaml:1: key 'removeDelaySeconds': '-1' is not an "
+                                 "integer in [0, 604800]"},
+    {"removeDelaySeconds: 604801\n", "test.yaml:1: key 'removeDelaySeconds': '604801' is not "
+                                     "an integer in [0, 604800]"},
+    {"removeDelaySeconds: 00\n", "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
+                                 "integer in [0, 604800]"},
+    {"removeDelaySeconds: 30s\n", "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
+                                  "integer in [0, 604800]"},
     {"failurePolicy: abort\n", "test.yaml:1: key 'failurePolicy': 'abort' is not ignore or "
                                "fail"},
     {"failurePolicy: Ignore\n", "test.yaml:1: key 'failurePolicy': 'Ignore' is not ignore "

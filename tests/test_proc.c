@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +125,28 @@ START_TEST(test_real_proc)
 }
 END_TEST
 
+START_TEST(test_pid_ns)
+{
+        _cleanup_close_ int real_fd = -EBADF;
+        struct stat st;
+        uint64_t ns = 0;
+
+        ck_assert_int_eq(proc_pid_ns(proc_fd, &ns), -ENOENT);
+        tmptree_mkdir(proc_fd, "self");
+        tmptree_mkdir(proc_fd, "self/ns");
+        tmptree_put(proc_fd, "self/ns/pid", "");
+        ck_assert_int_eq(fstatat(proc_fd, "self/ns/pid", &st, 0), 0);
+        ck_assert_int_eq(proc_pid_ns(proc_fd, &ns), 0);
+        ck_assert_uint_eq(ns, st.st_ino);
+
+        /* The real one names this process's namespace, as the kernel links it. */
+        ck_assert_int_eq(proc_open(&real_fd), 0);
+        ck_assert_int_eq(stat("/proc/self/ns/pid", &st), 0);
+        ck_assert_int_eq(proc_pid_ns(real_fd, &ns), 0);
+        ck_assert_uint_eq(ns, st.st_ino);
+}
+END_TEST
+
 static Suite *proc_suite(void)
 {
         Suite *s = suite_create("proc");
@@ -134,6 +157,7 @@ static Suite *proc_suite(void)
         tcase_add_test(tc, test_start_time_malformed);
         tcase_add_test(tc, test_start_time_gone);
         tcase_add_test(tc, test_real_proc);
+        tcase_add_test(tc, test_pid_ns);
         suite_add_tcase(s, tc);
         return s;
 }

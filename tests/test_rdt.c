@@ -378,6 +378,22 @@ START_TEST(test_is_empty)
 }
 END_TEST
 
+START_TEST(test_has_task)
+{
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", UID, 42), -ENOENT);
+        ck_assert_int_eq(rdt_mon_group_create(root_fd, "/", UID, NULL), 1);
+        tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "");
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", UID, 42), 0);
+        tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n142\n420\n");
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", UID, 42), 0);
+        tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n142\n42\n");
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", UID, 42), 1);
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", UID, 4242), 1);
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "g1", UID, 42), -ENOENT);
+        ck_assert_int_eq(rdt_mon_group_has_task(root_fd, "/", "..", 42), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_is_empty_huge)
 {
         size_t len = 2 * 1024 * 1024;
@@ -565,6 +581,7 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_is_empty);
         tcase_add_test(tc, test_is_empty_huge);
         tcase_add_test(tc, test_groups_foreach);
+        tcase_add_test(tc, test_has_task);
         tcase_add_test(tc, test_remove);
         tcase_add_test(tc, test_rmid_budget);
         tcase_add_test(tc, test_task_ctrl_group);

@@ -277,6 +277,16 @@ START_TEST(test_parse_refuses)
                       "\"monitored\":true}"),
             STATE("", "{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":1,\"start_time\":2,"
                       "\"monitored\":true,\"reason\":null,\"x\":1}"),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":-1}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":null}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":1.5}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":\"1\"}", ""),
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,\"pid_ns\":0,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,\"pid_ns\":-5,"
+            "\"groups\":[],\"members\":[]}",
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,\"pid_ns\":\"x\","
+            "\"groups\":[],\"members\":[]}",
         };
         struct pod_state s = {};
 
@@ -444,37 +454,69 @@ START_TEST(test_baseline_refuses)
 }
 END_TEST
 
-/* A reader without the pod lock never removes a writer's temp file. */
-START_TEST(test_peek_leaves_tmp)
+START_TEST(test_remove_temp)
 {
         struct pod_state s = {};
 
-        fill(&s);
-        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
-        pod_state_done(&s);
-        tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
-        ck_assert_int_eq(pod_state_peek(dir_fd, UID, &s, NULL), 0);
-        assert_filled(&s);
-        ck_assert_int_eq(tmptree_count(dir_fd, "."), 2);
-        pod_state_done(&s);
-}
-END_TEST
-
-START_TEST(test_load_removes_leftover_tmp)
-{
-        struct pod_state s = {};
-
+        ck_assert_int_eq(pod_state_remove_temp(dir_fd, UID), 0);
         tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
         ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), -ENOENT);
+        ck_assert_int_eq(pod_state_remove_temp(dir_fd, UID), 1);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 0);
 
+        /* Loading leaves a temp file alone: it may be a live save's own. */
         fill(&s);
         ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
         pod_state_done(&s);
         tmptree_put(dir_fd, UID ".members.tmp", "{\"half");
         ck_assert_int_eq(pod_state_load(dir_fd, UID, &s, NULL), 0);
         assert_filled(&s);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 2);
+        ck_assert_int_eq(pod_state_remove_temp(dir_fd, UID), 1);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
+        ck_assert_int_eq(pod_state_remove_temp(dir_fd, ".."), -EINVAL);
+        pod_state_done(&s);
+}
+END_TEST
+
+/* pid_ns and emptied_at are optional: written when set, read back exactly. */
+START_TEST(test_optional_fields)
+{
+        struct pod_state s = {}, loaded = {};
+        char *text = NULL;
+
+        ck_assert_int_eq(pod_state_add_group(&s, "/", true), 0);
+        ck_assert_int_eq(pod_state_add_group(&s, "g1", true), 0);
+        s.groups[1].emptied = true;
+        s.groups[1].emptied_at = 0; /* boot second 0 is still a time */
+        s.pid_ns = 4026531836u;
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_str_eq(text, "{\"groups\":[{\"ctrl\":\"/\",\"owned\":true},{\"ctrl\":\"g1\","
+                               "\"emptied_at\":0,\"owned\":true}],\"members\":[],\"namespace\":"
+                               "null,\"pid_ns\":4026531836,\"pod\":null,\"uid\":\"u1\","
+                               "\"version\":1}\n");
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &loaded, NULL), 0);
+        ck_assert_uint_eq(loaded.pid_ns, 4026531836u);
+        ck_assert(!loaded.groups[0].emptied);
+        ck_assert(loaded.groups[1].emptied);
+        ck_assert_uint_eq(loaded.groups[1].emptied_at, 0);
+        free(text);
+        pod_state_done(&loaded);
+
+        s.groups[1].emptied_at = INT64_MAX;
+        ck_assert_int_eq(pod_state_save(dir_fd, UID, &s), 0);
+        ck_assert_int_eq(pod_state_load(dir_fd, UID, &loaded, NULL), 0);
+        ck_assert_uint_eq(loaded.groups[1].emptied_at, INT64_MAX);
+        pod_state_done(&loaded);
+
+        s.groups[1].emptied_at = (uint64_t) INT64_MAX + 1;
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
+        s.groups[1].emptied = false; /* the time only counts when emptied */
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_ptr_null(strstr(text, "emptied_at"));
+        free(text);
+        s.pid_ns = (uint64_t) INT64_MAX + 1;
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), -EINVAL);
         pod_state_done(&s);
 }
 END_TEST
@@ -645,7 +687,8 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_parse_refuses);
         tcase_add_test(tc, test_parse_reason_one_line);
         tcase_add_test(tc, test_load_refuses);
-        tcase_add_test(tc, test_load_removes_leftover_tmp);
+        tcase_add_test(tc, test_remove_temp);
+        tcase_add_test(tc, test_optional_fields);
         tcase_add_test(tc, test_save_fails_midway);
         tcase_add_test(tc, test_save_blocked_tmp);
         tcase_add_test(tc, test_save_tmp_symlink_not_followed);
@@ -653,7 +696,6 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_state_dir_open_refuses);
         tcase_add_test(tc, test_baseline_round_trip);
         tcase_add_test(tc, test_baseline_refuses);
-        tcase_add_test(tc, test_peek_leaves_tmp);
         suite_add_tcase(s, tc);
         return s;
 }

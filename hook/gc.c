@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "gc.h"
+#include "log.h"
+#include "macro.h"
+#include "pod.h"
+#include "proc.h"
+#include "rdt.h"
+
+/* A hook holds a pod lock for milliseconds; a pod busy for longer is left to
+ * the next pass rather than waited for. */
+#define GC_POD_LOCK_TIMEOUT_MS 200u
+#define GC_INTERVAL_MAX 86400u
+
+struct gc_opts {
+        bool dry_run;
+        bool json;
+        unsigned interval; /* seconds; 0: one pass */
+};
+
+struct gc {
+        struct gc_opts opts;
+        struct pod_env env;
+        json_t *actions; /* this pass's, for --json */
+};
+
+/* What stateDir holds for one pod UID. */
+struct gc_entry {
+        char uid[POD_UID_LEN + 1];
+        bool members, lock, temp;
+};
+
+/* One action, as a JSON object whose first key is "action"; stolen. Printed
+ * at once as "ACTION key=value ..." or collected for the pass's JSON line. */
+static void report(struct gc *gc, json_t *a)
+{
+        const char *key;
+        json_t *v;
+
+        if (!a) {
+                log_error("out of memory");
+                return;
+        }
+        if (gc->opts.json) {
+                (void) json_array_append_new(gc->actions, a);
+                return;
+        }
+        printf("%s", json_string_value(json_object_get(a, "action")));
+        json_object_foreach(a, key, v)
+        {
+                if (strcmp(key, "action") == 0)
+                        continue;
+                if (json_is_integer(v))
+                        printf(" %s=%" JSON_INTEGER_FORMAT, key, json_integer_value(v));
+                else if (strchr(json_string_value(v), ' '))
+                        printf(" %s=\"%s\"", key, json_string_value(v));
+                else
+                        printf(" %s=%s", key, json_string_value(v));
+        }
+        putchar('\n');
+        json_decref(a);
+}
+
+static void report_pod(struct gc *gc, const char *action, const char *uid, const char *reason)
+{
+        report(gc, json_pack("{s:s, s:s, s:s*}", "action", action, "pod", uid, "reason", reason));
+}
+
+static void report_group(struct gc *gc, const char *action, const char *uid, const char *ctrl)
+{
+        report(gc, json_pack("{s:s, s:s, s:s}", "action", action, "pod", uid, "ctrl", ctrl));
+}
+
+static void report_member(struct gc *gc, const char *action, const char *uid,
+                          const struct member *m, const char *reason)
+{
+        report(gc, json_pack("{s:s, s:s, s:s, s:i, s:s*}", "action", action, "pod", uid,
+                             "container", m->id, "pid", m->pid, "reason", reason));
+}
+
+/* "<uid>.members", "<uid>.lock" or "<uid>.members.tmp" with a canonical UID. */
+static bool parse_state_name(const char *name, char uid[static POD_UID_LEN + 1],
+                             const char **ret_suffix)
+{
+        static const char *const suffixes[] = {".members", ".lock", ".members.tmp"};
+        char canonical[POD_UID_LEN + 1];
+
+        if (strlen(name) <= POD_UID_LEN)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                if (strcmp(name + POD_UID_LEN, suffixes[i]) != 0)
+                        continue;
+                memcpy(uid, name, POD_UID_LEN);
+                uid[POD_UID_LEN] = '\0';
+                if (pod_uid_canonicalise(uid, canonical) < 0 || strcmp(uid, canonical) != 0)
+                        return false;
+                *ret_suffix = suffixes[i];
+                return true;
+        }
+        return false;
+}
+
+static struct gc_entry *entry_for(struct gc_entry **entries, size_t *n, const char *uid)
+{
+        struct gc_entry *a;
+
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp((*entries)[i].uid, uid) == 0)
+                        return &(*entries)[i];
+        a = realloc(*entries, (*n + 1) * sizeof(*a));
+        if (!a)
+                return NULL;
+        *entries = a;
+        a[*n] = (struct gc_entry){0};
+        memcpy(a[*n].uid, uid, POD_UID_LEN + 1);
+        return &a[(*n)++];
+}
+
+static int entry_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct gc_entry *) a)->uid, ((const struct gc_entry *) b)->uid);
+}
+
+/* The pods stateDir knows of, from the names of its files. */
+static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ struct gc_entry *entries = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        int fd;
+
+        fd = openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return -errno;
+        }
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                char uid[POD_UID_LEN + 1];
+                const char *suffix;
+                struct gc_entry *e;
+
+                if (!parse_state_name(de->d_name, uid, &suffix))
+                        continue;
+                e = entry_for(&entries, &n, uid);
+                if (!e)
+                        return -ENOMEM;
+                e->members |= strcmp(suffix, ".members") == 0;
+                e->lock |= strcmp(suffix, ".lock") == 0;
+                e->temp |= strcmp(suffix, ".members.tmp") == 0;
+        }
+        if (errno != 0)
+                return -errno;
+        if (n > 0) /* qsort wants an array, even of nothing */
+                qsort(entries, n, sizeof(*entries), entry_compare); /* a stable report order */
+        *ret = TAKE_PTR(entries);
+        *ret_n = n;
+        return 0;
+}
+
+/* Drops every member whose init no longer runs: its poststop never came. */
+static void drop_dead_members(struct gc *gc, struct pod_session *s)
+{
+        for (size_t i = 0; i < s->st.n_members;) {
+                const struct member *m = &s->st.members[i];
+                const char *why = NULL;
+                int r = pod_member_is_live(&gc->env, m, &why);
+
+                if (r < 0)
+                        log_warning_errno(r, "cannot tell whether pid %d of pod %s runs; kept",
+                                          m->pid, s->uid);
+                if (r != 0) {
+                        i++;
+                        continue;
+                }
+                report_member(gc, "drop-member", s->uid, m, why);
+                pod_state_drop_member(&s->st, m->id);
+                s->dirty = true;
+        }
+}
+
+/* The group of live members: re-create it if someone removed it, and put
+ * back any member whose init is not in it (a hook killed before its tasks
+ * write, or the re-creation). Under the resctrl lock. */
+static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        const struct pod_env *e = &gc->env;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        int r, exists;
+
+        r = rdt_lock(e->root_fd, e->config->lock_timeout_ms);
+        if (r < 0) {
+                log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                e->config->lock_timeout_ms);
+                return;
+        }
+        exists = rdt_mon_group_exists(e->root_fd, ctrl, s->uid);
+        if (exists < 0) {
+                log_warning_errno(exists, "cannot look up the group of pod %s in %s", s->uid,
+                                  ctrl_display(ctrl));
+                goto unlock;
+        }
+        if (exists == 0) {
+                _cleanup_free_ char *status = NULL;
+
+                r = s->dry_run ? 1 : rdt_mon_group_create(e->root_fd, ctrl, s->uid, &status);
+                if (r < 0) {
+                        log_warning_errno(r, "cannot re-create the group of pod %s in %s (%s)",
+                                          s->uid, ctrl_display(ctrl), status ? status : "?");
+                        goto unlock;
+                }
+                if (!s->dry_run)
+                        log_warning("group of pod %s in %s was removed by someone else; "
+                                    "re-created it",
+                                    s->uid, ctrl_display(ctrl));
+                report_group(gc, "recreate-group", s->uid, ctrl);
+                if (g && !g->owned) {
+                        g->owned = true; /* made by us now */
+                        s->dirty = true;
+                }
+        }
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                const struct member *m = &s->st.members[i];
+
+                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0)
+                        continue;
+                if (exists == 1 && rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, m->pid) != 0)
+                        continue;
+                if (s->dry_run || pod_member_rejoin(s, m) >= 0)
+                        report_member(gc, "rejoin-member", s->uid, m, NULL);
+        }
+unlock:
+        rdt_unlock(e->root_fd);
+}
+
+static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        unsigned delay = gc->env.config->remove_delay_sec;
+        const struct group *g;
+        int64_t left;
+        int fate = pod_group_release(s, ctrl);
+
+        switch (fate) {
+        case GROUP_REMOVED:
+                report_group(gc, "remove-group", s->uid, ctrl);
+                break;
+        case GROUP_BUSY:
+                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action", "keep-group", "pod", s->uid,
+                                     "ctrl", ctrl, "reason", "still has tasks"));
+                break;
+        case GROUP_LINGERS:
+                g = pod_state_find_group(&s->st, ctrl);
+                left = (int64_t) g->emptied_at + delay + 1 - now_boottime_sec();
+                report(gc,
+                       json_pack("{s:s, s:s, s:s, s:I}", "action", "linger-group", "pod", s->uid,
+                                 "ctrl", ctrl, "remaining_s", (json_int_t) (left > 0 ? left : 0)));
+                break;
+        case GROUP_FORGOTTEN:
+                report_group(gc, "forget-group", s->uid, ctrl);
+                break;
+        default: /* logged */
+                break;
+        }
+}
+
+/* 1 when the pod's state is of another pid namespace: its pids mean nothing here. */
+static int check_pid_ns(struct gc *gc, const struct pod_session *s)
+{
+        if (s->st.pid_ns == 0 || s->st.pid_ns == gc->env.pid_ns)
+                return 0;
+        log_error("state of pod %s was written in pid namespace %llu, gc runs in %llu: run gc "
+                  "in the host pid namespace (hostPID), where the hook runs; refusing",
+                  s->uid, (unsigned long long) s->st.pid_ns, (unsigned long long) gc->env.pid_ns);
+        return -EXDEV;
+}
+
+/* Debris first (a temp file of a killed save), then members, then groups.
+ * -EXDEV stops gc; anything else about one pod is reported and skipped. */
+static int gc_locked_pod(struct gc *gc, struct pod_session *s)
+{
+        _cleanup_free_ char *why = NULL;
+        char tmp[NAME_MAX + 1];
+        int r;
+
+        (void) snprintf(tmp, sizeof(tmp), "%s.members.tmp", s->uid);
+        r = s->dry_run ? faccessat(gc->env.state_fd, tmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+                       : pod_state_remove_temp(gc->env.state_fd, s->uid);
+        if (r == 1)
+                report(gc, json_pack("{s:s, s:s, s:s}", "action", "remove-temp", "pod", s->uid,
+                                     "file", tmp));
+
+        r = pod_session_load(s, &why);
+        if (r == -EBADMSG) {
+                log_warning("state of pod %s is invalid (%s); skipped", s->uid, why);
+                report_pod(gc, "skip-pod", s->uid, "invalid state");
+                return 0;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "cannot load state of pod %s; skipped", s->uid);
+                report_pod(gc, "skip-pod", s->uid, strerror(-r));
+                return 0;
+        }
+        if (check_pid_ns(gc, s) < 0) {
+                s->loaded = false; /* leave it as it is */
+                return -EXDEV;
+        }
+
+        drop_dead_members(gc, s);
+        /* Backwards: releasing a group may drop it, moving only later ones. */
+        for (size_t i = s->st.n_groups; i-- > 0;) {
+                _cleanup_free_ char *ctrl = strdup(s->st.groups[i].ctrl);
+
+                if (!ctrl)
+                        return log_error_errno(-ENOMEM, "out of memory");
+                if (pod_has_monitored_member(&s->st, ctrl))
+                        ensure_group(gc, s, ctrl);
+                else
+                        release_group(gc, s, ctrl);
+        }
+        return 0;
+}
+
+/* A dry run never takes a lock it would have to create. */
+static void dry_run_debris(struct gc *gc, const struct gc_entry *p)
+{
+        if (p->temp)
+                report(gc, json_pack("{s:s, s:s, s:s+}", "action", "remove-temp", "pod", p->uid,
+                                     "file", p->uid, ".members.tmp"));
+        if (p->lock)
+                report_pod(gc, "remove-lock", p->uid, NULL);
+}
+
+static int gc_pod(struct gc *gc, const struct gc_entry *p)
+{
+        unsigned timeout = gc->env.config->lock_timeout_ms;
+        struct pod_session s;
+        bool gone;
+        int r, q;
+
+        if (!p->members && gc->opts.dry_run) {
+                dry_run_debris(gc, p);
+                return 0;
+        }
+        /* A lock file without state is taken only if free at once: a hook
+         * holding it is about to write the state. */
+        if (timeout > GC_POD_LOCK_TIMEOUT_MS)
+                timeout = GC_POD_LOCK_TIMEOUT_MS;
+        r = pod_session_lock(&gc->env, p->uid, p->members ? timeout : 0, &s);
+        if (r < 0) {
+                if (r != -ETIMEDOUT)
+                        log_warning_errno(r, "cannot lock pod %s; skipped", p->uid);
+                report_pod(gc, "skip-pod", p->uid, r == -ETIMEDOUT ? "busy" : strerror(-r));
+                (void) pod_session_close(&s);
+                return 0;
+        }
+        s.dry_run = gc->opts.dry_run;
+        r = gc_locked_pod(gc, &s);
+        gone = s.loaded && s.st.n_members == 0 && s.st.n_groups == 0;
+        q = pod_session_close(&s);
+        if (gone && (s.dry_run || q == 1))
+                report_pod(gc, p->members ? "remove-state" : "remove-lock", p->uid, NULL);
+        return r;
+}
+
+static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
+{
+        _cleanup_free_ struct gc_entry *entries = NULL;
+        size_t n = 0;
+        int r;
+
+        r = pod_env_open(c, proc_fd, &gc->env);
+        if (r >= 0) {
+                r = scan_state_dir(gc->env.state_fd, &entries, &n);
+                if (r < 0)
+                        log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
+        }
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = gc_pod(gc, &entries[i]);
+        pod_env_close(&gc->env);
+        if (r >= 0 && gc->opts.json) {
+                json_auto_t *doc =
+                    json_pack("{s:b, s:O}", "dry_run", gc->opts.dry_run, "actions", gc->actions);
+
+                if (!doc || json_dumpf(doc, stdout, JSON_COMPACT) < 0)
+                        r = log_error_errno(-ENOMEM, "cannot print the report");
+                putchar('\n');
+        }
+        (void) json_array_clear(gc->actions);
+        (void) fflush(stdout);
+        return r;
+}
+
+static void sleep_sec(unsigned sec)
+{
+        struct timespec left = {.tv_sec = sec};
+
+        while (nanosleep(&left, &left) < 0 && errno == EINTR)
+                ;
+}
+
+static void help(void)
+{
+        printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] gc [OPTIONS]\n"
+               "\n"
+               "Drops members whose process is gone, removes groups left without members,\n"
+               "cleans up after killed hook runs, and re-creates groups removed under live\n"
+               "members. Safe beside running hooks. Prints one line per action.\n"
+               "\n"
+               "Options:\n"
+               "  -n, --dry-run             say what would be done, change nothing\n"
+               "  -j, --json                one JSON object per pass instead of lines\n"
+               "  -i, --interval SECONDS    run a pass every SECONDS, in the foreground\n"
+               "  -h, --help                show this help\n");
+}
+
+static int parse_interval(const char *s, unsigned *ret)
+{
+        unsigned long v;
+        char *end;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (s[0] < '1' || s[0] > '9' || *end != '\0' || errno != 0 || v > GC_INTERVAL_MAX)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
+static int parse_gc_args(int argc, char **argv, struct gc_opts *o)
+{
+        static const struct option options[] = {
+            {"dry-run", no_argument, NULL, 'n'},
+            {"json", no_argument, NULL, 'j'},
+            {"interval", required_argument, NULL, 'i'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
+        };
+        int c;
+
+        *o = (struct gc_opts){0};
+        optind = 0; /* GNU getopt: start over on this argv */
+        while ((c = getopt_long(argc, argv, "nji:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'n':
+                        o->dry_run = true;
+                        break;
+                case 'j':
+                        o->json = true;
+                        break;
+                case 'i':
+                        if (parse_interval(optarg, &o->interval) < 0) {
+                                log_error("--interval takes seconds in [1, %u], not '%s'",
+                                          GC_INTERVAL_MAX, optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind != argc) {
+                log_error("unexpected argument '%s' (see gc --help)", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int gc_main(const struct command_ctx *ctx, int argc, char **argv)
+{
+        _cleanup_(config_done) struct config config = {0};
+        _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_free_ char *why = NULL;
+        json_auto_t *actions = json_array();
+        struct gc gc = {.env = POD_ENV_INIT, .actions = actions};
+        const struct config *c = &config;
+        int r;
+
+        r = parse_gc_args(argc, argv, &gc.opts);
+        if (r <= 0)
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
+        if (!actions || config_init(&config) < 0) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+        if (command_load_config(ctx, &config, &why) < 0) {
+                log_error("%s", why ? why : "cannot load the config");
+                return COMMAND_FAILED;
+        }
+        r = proc_open(&proc_fd);
+        if (r < 0) {
+                log_error_errno(r, "cannot open /proc");
+                return COMMAND_FAILED;
+        }
+
+        for (;;) {
+                r = gc_pass(&gc, c, proc_fd);
+                if (r < 0 || gc.opts.interval == 0)
+                        return r < 0 ? COMMAND_FAILED : COMMAND_OK;
+                sleep_sec(gc.opts.interval);
+        }
+}

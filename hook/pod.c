@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "lock.h"
+#include "log.h"
+#include "macro.h"
+#include "pod.h"
+#include "proc.h"
+#include "rdt.h"
+
+int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
+{
+        int r;
+
+        *e = (struct pod_env) POD_ENV_INIT;
+        e->config = c;
+        e->proc_fd = proc_fd;
+
+        r = rdt_open(c->resctrl_path, c->require_resctrl_fs, &e->root_fd);
+        if (r == -ENOMEDIUM)
+                return log_error_errno(r, "'%s' is not a resctrl mount", c->resctrl_path);
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "resctrl at '%s' has no monitoring (no mon_groups)",
+                                       c->resctrl_path);
+        if (r < 0)
+                return log_error_errno(r, "cannot open resctrl at '%s'", c->resctrl_path);
+
+        r = state_dir_open(c->state_dir, &e->state_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open state directory '%s'", c->state_dir);
+
+        if (proc_pid_ns(proc_fd, &e->pid_ns) < 0)
+                e->pid_ns = 0;
+        return 0;
+}
+
+void pod_env_close(struct pod_env *e)
+{
+        closep(&e->root_fd);
+        closep(&e->state_fd);
+        e->root_fd = e->state_fd = -EBADF;
+}
+
+int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_ms,
+                     struct pod_session *s)
+{
+        *s = (struct pod_session){.env = e, .lock_fd = -EBADF};
+        if (strlen(uid) != POD_UID_LEN)
+                return -EINVAL;
+        memcpy(s->uid, uid, POD_UID_LEN + 1);
+        (void) snprintf(s->lock_name, sizeof(s->lock_name), "%s.lock", uid);
+        return lock_file_acquire(e->state_fd, s->lock_name, timeout_ms, &s->lock_fd);
+}
+
+int pod_session_load(struct pod_session *s, char **reterr)
+{
+        int r = pod_state_load(s->env->state_fd, s->uid, &s->st, reterr);
+
+        if (r < 0 && r != -ENOENT)
+                return r;
+        s->loaded = true;
+        return r == 0;
+}
+
+int pod_session_close(struct pod_session *s)
+{
+        int r = 0;
+
+        if (s->loaded && !s->dry_run) {
+                if (s->st.n_members == 0 && s->st.n_groups == 0) {
+                        r = pod_state_remove(s->env->state_fd, s->uid);
+                        if (r < 0)
+                                log_warning_errno(r, "cannot remove state of pod %s", s->uid);
+                        else
+                                r = 1;
+                        lock_file_release_and_unlink(s->env->state_fd, s->lock_name,
+                                                     TAKE_FD(s->lock_fd));
+                } else if (s->dirty) {
+                        r = pod_state_save(s->env->state_fd, s->uid, &s->st);
+                        if (r < 0)
+                                log_error_errno(r, "cannot save state of pod %s", s->uid);
+                }
+        }
+        pod_state_done(&s->st);
+        closep(&s->lock_fd);
+        s->lock_fd = -EBADF;
+        return r;
+}
+
+int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why)
+{
+        uint64_t start_time;
+        int r;
+
+        if (m->pid <= 0) {
+                *ret_why = "no pid";
+                return 0;
+        }
+        r = proc_start_time(e->proc_fd, m->pid, &start_time);
+        if (r == -ESRCH) {
+                *ret_why = "gone";
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (start_time != m->start_time) {
+                *ret_why = "pid reused";
+                return 0;
+        }
+        r = proc_is_running(e->proc_fd, m->pid);
+        if (r == 0)
+                *ret_why = "exited";
+        return r;
+}
+
+int pod_member_rejoin(struct pod_session *s, const struct member *m)
+{
+        int r = rdt_mon_group_add_process(s->env->root_fd, s->env->proc_fd, m->ctrl, s->uid, m->pid,
+                                          NULL);
+
+        if (r == -ESRCH) /* exited meanwhile: its poststop or the next gc drops it */
+                return r;
+        if (r < 0)
+                return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
+                                         m->id, m->pid);
+        return 0;
+}
+
+bool pod_has_monitored_member(const struct pod_state *st, const char *ctrl)
+{
+        for (size_t i = 0; i < st->n_members; i++)
+                if (st->members[i].monitored && strcmp(st->members[i].ctrl, ctrl) == 0)
+                        return true;
+        return false;
+}
+
+const char *ctrl_display(const char *ctrl)
+{
+        return strcmp(ctrl, "/") == 0 ? "the root control group" : ctrl;
+}
+
+/* rmdir of the group unless tasks lists a running task, both under the
+ * resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
+static int remove_if_empty(struct pod_session *s, const char *ctrl)
+{
+        const struct pod_env *e = s->env;
+        int r, empty;
+
+        r = rdt_lock(e->root_fd, e->config->lock_timeout_ms);
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       e->config->lock_timeout_ms);
+        empty = rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
+        if (empty == 1 && !s->dry_run)
+                r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
+        rdt_unlock(e->root_fd);
+
+        if (empty == -ENOENT)
+                return 1;
+        if (empty < 0)
+                return log_error_errno(empty, "cannot read the tasks of pod %s's group in %s",
+                                       s->uid, ctrl_display(ctrl));
+        if (r < 0)
+                return log_error_errno(r, "cannot remove the group of pod %s in %s", s->uid,
+                                       ctrl_display(ctrl));
+        return empty;
+}
+
+/* Removal only after the delay has fully passed: whole seconds on both
+ * sides, so "more than delay" errs late, never early. */
+static bool linger_over(const struct group *g, unsigned delay)
+{
+        int64_t now = now_boottime_sec();
+
+        return delay == 0 || now < (int64_t) g->emptied_at ||
+               now - (int64_t) g->emptied_at > (int64_t) delay;
+}
+
+int pod_group_release(struct pod_session *s, const char *ctrl)
+{
+        unsigned delay = s->env->config->remove_delay_sec;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        int r;
+
+        if (!g || !g->owned) {
+                pod_state_drop_group(&s->st, ctrl);
+                s->dirty = true;
+                return GROUP_FORGOTTEN;
+        }
+        if (!g->emptied && delay > 0) {
+                g->emptied = true;
+                g->emptied_at = (uint64_t) now_boottime_sec();
+                s->dirty = true;
+                return GROUP_LINGERS;
+        }
+        if (g->emptied && !linger_over(g, delay))
+                return GROUP_LINGERS;
+
+        r = remove_if_empty(s, ctrl);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                log_warning("group of pod %s in %s still has tasks; kept", s->uid,
+                            ctrl_display(ctrl));
+                return GROUP_BUSY;
+        }
+        pod_state_drop_group(&s->st, ctrl);
+        s->dirty = true;
+        return GROUP_REMOVED;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One pod's state under its lock, and the group decisions that the hook's
+ * stages and gc share. Lock order: the pod lock first, then (briefly, around
+ * each resctrl change) the resctrl root lock; never the other way round. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "oci.h"
+#include "state.h"
+
+/* The node-wide handles of one run. */
+struct pod_env {
+        const struct config *config;
+        int proc_fd;     /* borrowed */
+        int root_fd;     /* the resctrl root */
+        int state_fd;    /* stateDir */
+        uint64_t pid_ns; /* our pid namespace (proc_pid_ns); 0 when unknown */
+};
+
+#define POD_ENV_INIT                                                                               \
+        {                                                                                          \
+                .proc_fd = -EBADF, .root_fd = -EBADF, .state_fd = -EBADF                           \
+        }
+
+/* Opens resctrl and stateDir; logs what failed. */
+int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e);
+void pod_env_close(struct pod_env *e);
+
+struct pod_session {
+        const struct pod_env *env;
+        char uid[POD_UID_LEN + 1];
+        char lock_name[POD_UID_LEN + sizeof(".lock")];
+        int lock_fd;
+        struct pod_state st;
+        bool loaded;  /* st holds what is on disk (or nothing was there) */
+        bool dirty;   /* st differs from what is on disk */
+        bool dry_run; /* gc --dry-run: decide, but change neither resctrl nor state */
+};
+
+/* Takes the pod lock within timeout_ms. -ETIMEDOUT when busy; not logged. */
+int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_ms,
+                     struct pod_session *s);
+
+/* Loads the member file: 1 when there was one, 0 when not (an empty state),
+ * -EBADMSG with *reterr; not logged. */
+int pod_session_load(struct pod_session *s, char **reterr);
+
+/* Saves st if it changed, or removes the member file and the lock file when
+ * nothing is left to remember, then releases the pod lock. State that could
+ * not be loaded is never touched. 1 when the state was removed, 0, -errno. */
+int pod_session_close(struct pod_session *s);
+
+/* 1 when the member's init still runs: same start time (its pid was not
+ * reused) and not a zombie. 0 when not, *ret_why saying how; -errno when
+ * /proc cannot tell. */
+int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why);
+
+/* Writes the threads of member m into its group again. Caller holds the
+ * resctrl lock. Logs a failure. */
+int pod_member_rejoin(struct pod_session *s, const struct member *m);
+
+bool pod_has_monitored_member(const struct pod_state *st, const char *ctrl);
+
+enum group_fate {
+        GROUP_REMOVED,   /* rmdir'ed (or already gone) and dropped from the state */
+        GROUP_BUSY,      /* still has running tasks: kept, and kept in the state */
+        GROUP_LINGERS,   /* emptied less than removeDelaySeconds ago */
+        GROUP_FORGOTTEN, /* not the hook's own: dropped from the state, left in resctrl */
+};
+
+/* No monitored member of (pod, ctrl) is left: decide the group's fate, and
+ * carry it out. With removeDelaySeconds, the first call marks the group
+ * emptied and it lingers; a later one past the delay removes it. Removal
+ * checks under the resctrl lock that tasks lists no running task, because
+ * rmdir would silently move live tasks out of monitoring. Returns the fate
+ * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
+int pod_group_release(struct pod_session *s, const char *ctrl);
+
+const char *ctrl_display(const char *ctrl);

@@ -1,0 +1,169 @@
+#!/bin/bash
+# Crash consistency: strace kills the hook (signal=KILL), or fails the call
+# (error=EIO, error=ENOSPC), at every system call of createRuntime and of
+# poststop in turn. After each, gc runs and the invariants must hold:
+#   - no member file is torn (each parses, and gc does not skip it);
+#   - no temp file is left;
+#   - every live monitored member's init is in its pod's group;
+#   - every group has a live monitored member;
+#   - no lock file without a member file;
+# and once the member's process is gone, one more gc leaves nothing behind.
+# The injection points are listed from a run under strace, so they grow with
+# the code.
+#   test_crash.sh HOOK RESCTRLFS [FAULTS]     FAULTS default: "signal=KILL error=EIO error=ENOSPC"
+set -u
+
+HOOK=$1
+RESCTRLFS=$2
+FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
+
+. "$(dirname "$0")/../integration/lib.sh"
+
+command -v strace >/dev/null || { echo "needs strace"; exit 77; }
+strace -qq -o /dev/null -e inject=getpid:error=EIO:when=1 true 2>/dev/null ||
+        { echo "strace cannot inject faults here"; exit 77; }
+
+# A bystander pod whose group must come through every run untouched.
+BYSTANDER_UID=$UID2
+
+fail() { # WHAT: one failed invariant, with what the system looked like
+        failed=$((failed + 1))
+        echo "FAIL [$point]: $1" >&2
+        ls -l "$STATE" >&2
+        for f in "$STATE"/*.members; do [ -e "$f" ] && cat "$f" >&2; done
+        ls "$MNT/mon_groups" >&2
+        tail -n 5 "$LOG" >&2
+}
+
+live() { # PID START_TIME: the process runs and is the one recorded
+        local stat
+        read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+        stat=${stat##*) }
+        set -- "$2" $stat
+        [ "$2" != Z ] && [ "$2" != X ] && [ "${21}" = "$1" ]
+}
+
+group_dir() { # UID CTRL
+        if [ "$2" = / ]; then echo "$MNT/mon_groups/$1"; else echo "$MNT/$2/mon_groups/$1"; fi
+}
+
+# Checks every invariant of the header; gc has just run with its report in $WORK/gc.out.
+check_invariants() {
+        local f uid id ctrl pid start monitored g members=() files
+        ok=1
+        grep -q "skip-pod" "$WORK/gc.out" && { fail "gc skipped a pod: $(cat "$WORK/gc.out")"; ok=0; }
+        [ -z "$(find "$STATE" -name '*.tmp')" ] || { fail "temp file left"; ok=0; }
+        for f in "$STATE"/*.lock; do
+                [ -e "$f" ] || continue
+                [ -e "${f%.lock}.members" ] || { fail "lock file without state: $f"; ok=0; }
+        done
+        # One jq for every file: "uid id ctrl pid start_time monitored" per member.
+        files=$(find "$STATE" -name '*.members')
+        [ -n "$files" ] && mapfile -t members < <(jq -r '.uid as $u | .members[] |
+                "\($u) \(.id) \(.ctrl) \(.pid) \(.start_time) \(.monitored)"' $files 2>/dev/null ||
+                echo torn)
+        [ "${members[-1]:-}" != torn ] || { fail "torn member file"; ok=0; }
+        declare -A live_group=()
+        for f in "${members[@]}"; do
+                read -r uid id ctrl pid start monitored <<<"$f"
+                [ "$monitored" = true ] && live "$pid" "$start" || continue
+                g=$(group_dir "$uid" "$ctrl")
+                live_group[$g]=1
+                grep -qx "$pid" "$g/tasks" 2>/dev/null ||
+                        { fail "live member $id (pid $pid) not in $g"; ok=0; }
+        done
+        for g in "$MNT"/mon_groups/*; do
+                [ -d "$g" ] || continue
+                [ -n "${live_group[$g]:-}" ] || { fail "group $g without a live member"; ok=0; }
+        done
+        [ "$ok" = 1 ] && passed=$((passed + 1))
+}
+
+# The hook's system calls at STAGE, as "name:N" (the Nth call of that name),
+# from one undisturbed run in the same starting position.
+injection_points() { # STAGE JSON
+        strace -f -qq -o "$WORK/trace" "$HOOK" --config "$CONFIG" "$1" <<<"$2" 2>>"$LOG"
+        sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' "$WORK/trace" | awk '{ print $1 ":" ++n[$1] }'
+}
+
+injected() { # STAGE JSON INJECTION: runs the hook with the fault injected at that point
+        { strace -f -qq -o /dev/null -e inject="$3" "$HOOK" --config "$CONFIG" "$1" <<<"$2" \
+                2>>"$LOG" >/dev/null; } 2>/dev/null # not bash's "Killed"
+}
+
+reset() { # a clean slate with the bystander in place
+        local g
+        : >"$LOG"
+        for g in "$MNT"/mon_groups/*; do [ -d "$g" ] && [ "$g" != "$MNT/mon_groups/$BYSTANDER_UID" ] && rmdir "$g"; done
+        find "$STATE" -mindepth 1 ! -name "$BYSTANDER_UID.*" -delete 2>/dev/null
+}
+
+# Kills or fails createRuntime of the first container of a pod at every call.
+crash_create() { # FAULT POINTS...
+        local fault=$1 p json
+        shift
+        for point in "$@"; do
+                reset
+                sleeper p
+                json=$(state c1 "$p" "$UID1")
+                injected createRuntime "$json" "${point%%:*}:$fault:when=${point#*:}"
+                gc >"$WORK/gc.out"
+                check_invariants
+                stop "$p"
+                gc >"$WORK/gc.out"
+                check_invariants
+                [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
+                        [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind after its member died"
+        done
+}
+
+# Kills or fails poststop of the last container of a pod at every call.
+crash_poststop() { # FAULT POINTS...
+        local fault=$1 p
+        shift
+        for point in "$@"; do
+                reset
+                sleeper p
+                create c1 "$p" "$UID1" || fail "setup create"
+                stop "$p"
+                injected poststop "$(poststop_json c1 "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
+                gc >"$WORK/gc.out"
+                check_invariants
+                [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
+                        [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind after its poststop"
+        done
+}
+
+poststop_json() {
+        echo "{\"ociVersion\":\"1.2.0\",\"id\":\"$1\",\"status\":\"stopped\",\"bundle\":\"$WORK\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$2\"}}"
+}
+
+mount_emulator
+write_config
+sleeper bystander
+create b1 "$bystander" "$BYSTANDER_UID"
+
+reset
+sleeper p
+mapfile -t create_points < <(injection_points createRuntime "$(state c1 "$p" "$UID1")")
+stop "$p"
+gc >/dev/null
+reset
+sleeper p
+create c1 "$p" "$UID1"
+stop "$p"
+mapfile -t poststop_points < <(injection_points poststop "$(poststop_json c1 "$UID1")")
+echo "injection points: createRuntime ${#create_points[@]}, poststop ${#poststop_points[@]}"
+[ "${#create_points[@]}" -gt 50 ] && [ "${#poststop_points[@]}" -gt 50 ] ||
+        { echo "FAIL: too few system calls listed"; exit 1; }
+
+for fault in $FAULTS; do
+        before=$failed
+        crash_create "$fault" "${create_points[@]}"
+        crash_poststop "$fault" "${poststop_points[@]}"
+        echo "$fault: $((failed - before)) failures"
+done
+has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
+
+echo "crash: $passed checks passed, $failed failed"
+[ "$failed" -eq 0 ]

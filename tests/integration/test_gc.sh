@@ -1,0 +1,287 @@
+#!/bin/bash
+# gc on the resctrlfs emulator: what it drops, removes, re-creates and leaves alone.
+#   test_gc.sh HOOK RESCTRLFS
+set -u
+
+HOOK=$1
+RESCTRLFS=$2
+
+. "$(dirname "$0")/lib.sh"
+
+OUT=$WORK/gc.out
+G1=$MNT/mon_groups/$UID1
+
+gc_out() { gc "$@" >"$OUT"; }
+jqe() { jq -e "$@" >/dev/null; }
+said() { grep -q -- "$1" "$OUT"; }
+
+# --- members whose process is gone, reused or a zombie -----------------------
+
+test_dead_members() {
+        mount_emulator
+        write_config
+        local p1 p2 p3 p4 parent zombie
+        sleeper p1 p2 p3 p4
+        # A child that exits while its parent (exec'd into sleep) never reaps it.
+        bash -c 'sleep 0.3 & exec sleep 1000' </dev/null >/dev/null 2>&1 &
+        parent=$!
+        SLEEPERS+=("$parent")
+        until zombie=$(pgrep -P "$parent" -x sleep); do sleep 0.01; done
+        for c in 1 2 3 4; do
+                local v=p$c
+                create "c$c" "${!v}" "$UID1"
+        done
+        create cz "$zombie" "$UID1"
+        check "five members" [ "$(member_count "$UID1")" -eq 5 ]
+        stop "$p1"
+        # c2's pid now names another process: same pid, another start time.
+        jq -c '(.members[] | select(.id == "c2") | .start_time) |= . + 1' "$STATE/$UID1.members" \
+                >"$WORK/m" && cat "$WORK/m" >"$STATE/$UID1.members"
+        until grep -q '^State:.*Z' "/proc/$zombie/status" 2>/dev/null; do sleep 0.05; done
+        check "gc runs" gc_out
+        check "gone member dropped" said "drop-member pod=$UID1 container=c1 pid=$p1 reason=gone"
+        check "reused pid dropped" said "drop-member pod=$UID1 container=c2 pid=$p2 reason=\"pid reused\""
+        check "zombie dropped" said "drop-member pod=$UID1 container=cz pid=$zombie reason=exited"
+        check "live members kept" [ "$(member_ids "$UID1")" = "c3 c4 " ]
+        check "group kept for the live" has_task "$G1" "$p3"
+        check "a second gc finds nothing" [ -z "$(gc)" ]
+        stop "$p2"; stop "$p3"; stop "$p4"   # p2 still ran in the group, as a stray task
+        check "gc after the last" gc_out
+        check "group removed" said "remove-group pod=$UID1 ctrl=/"
+        check "state removed" said "remove-state pod=$UID1"
+        check "no group" test ! -e "$G1"
+        check "no state files" no_state "$UID1"
+        kill "$parent"
+}
+
+# --- a group kept while a task still runs in it ------------------------------
+
+test_group_with_tasks() {
+        mount_emulator
+        write_config
+        local p1 stray
+        sleeper p1 stray
+        create c1 "$p1" "$UID1"
+        echo "$stray" >"$G1/tasks"   # a process the pod forked, as the kernel would track it
+        stop "$p1"
+        check "gc with a live task" gc_out
+        check "kept, and said why" said "keep-group pod=$UID1 ctrl=/ reason=\"still has tasks\""
+        check "group still there" has_task "$G1" "$stray"
+        check "state kept: the group is still the hook's" grep -q '"ctrl":"/"' "$STATE/$UID1.members"
+        stop "$stray"
+        check "gc after the task ended" gc_out
+        check "removed" test ! -e "$G1"
+        check "state gone" no_state "$UID1"
+}
+
+# --- debris of killed runs ---------------------------------------------------
+
+test_debris() {
+        mount_emulator
+        write_config
+        local p1 holder
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        echo '{"half' >"$STATE/$UID1.members.tmp"
+        : >"$STATE/$UID2.lock"
+        echo '{"half' >"$STATE/$UID2.members.tmp"
+        : >"$STATE/not-a-pod.lock"
+        check "gc" gc_out
+        check "temp file of a live pod removed" said "remove-temp pod=$UID1"
+        check "temp file of a pod without state removed" said "remove-temp pod=$UID2"
+        check "orphaned lock removed" said "remove-lock pod=$UID2"
+        check "no temp files" no_temp_files
+        check "no state of UID2" no_state "$UID2"
+        check "live pod untouched" has_task "$G1" "$p1"
+        check "live pod's lock kept" test -e "$STATE/$UID1.lock"
+        check "other files left alone" test -e "$STATE/not-a-pod.lock"
+
+        # A lock someone holds is never taken from under them.
+        : >"$STATE/$UID2.lock"
+        (exec 9>"$STATE/$UID2.lock"; flock 9; touch "$WORK/held"; exec sleep 1000) \
+                </dev/null >/dev/null 2>&1 &
+        holder=$!
+        SLEEPERS+=("$holder")
+        until [ -e "$WORK/held" ]; do sleep 0.01; done
+        check "gc beside a held lock" gc_out
+        check "busy pod skipped" said "skip-pod pod=$UID2 reason=busy"
+        check "held lock kept" test -e "$STATE/$UID2.lock"
+        kill "$holder"
+        stop "$p1"; poststop c1 "$UID1"
+}
+
+# --- a group removed by another tool while members live ----------------------
+
+test_recreate() {
+        mount_emulator
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        create c2 "$p2" "$UID1"
+        rmdir "$G1"
+        check "gc" gc_out
+        check "said re-created" said "recreate-group pod=$UID1 ctrl=/"
+        check "warned" grep -q "removed by someone else" "$LOG"
+        check "c1 back" has_task "$G1" "$p1"
+        check "c2 back" has_task "$G1" "$p2"
+        check "both rejoins said" [ "$(grep -c rejoin-member "$OUT")" -eq 2 ]
+        # A member missing from its group (a hook killed before its tasks write) is put back.
+        echo "$p2" >"$MNT/tasks"
+        check "gc" gc_out
+        check "c2 rejoined" said "rejoin-member pod=$UID1 container=c2 pid=$p2"
+        check "c2 in the group again" has_task "$G1" "$p2"
+        stop "$p1"; stop "$p2"
+        gc >/dev/null
+        check "removed at the end" test ! -e "$G1"
+}
+
+# --- groups that are not the hook's ------------------------------------------
+
+test_foreign_groups() {
+        mount_emulator
+        write_config
+        local p1 kepler=5f0c1e9a-7d4b-4a43-9c1e-0a1b2c3d4e5f
+        mkdir "$MNT/mon_groups/$kepler"   # Kepler active mode, an NRI plugin: no state here
+        mkdir "$G1"                      # made by someone else before the pod started
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        stop "$p1"
+        check "gc" gc_out
+        check "forgot the group it did not make" said "forget-group pod=$UID1 ctrl=/"
+        check "never removed it" test -d "$G1"
+        check "never touched a group without state" test -d "$MNT/mon_groups/$kepler"
+        check "no state left" no_state "$UID1"
+        check "nothing more to do" [ -z "$(gc)" ]
+        rm -rf "$STATE"/*
+        check "an empty stateDir is fine" gc_out
+        check "and needs nothing" [ ! -s "$OUT" ]
+}
+
+# --- --dry-run and --json ----------------------------------------------------
+
+test_dry_run_json() {
+        mount_emulator
+        write_config
+        local p1 p2 before
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        create c2 "$p2" "$UID2"
+        stop "$p1"
+        : >"$STATE/$UID2.members.tmp"
+        before=$(cat "$STATE/$UID1.members")
+        check "dry run" gc_out --dry-run
+        check "dry run says it would drop" said "drop-member pod=$UID1 container=c1"
+        check "dry run says it would remove" said "remove-group pod=$UID1"
+        check "dry run says the temp file" said "remove-temp pod=$UID2"
+        check "state unchanged" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "group still there" test -d "$G1"
+        check "temp file still there" test -e "$STATE/$UID2.members.tmp"
+        check "json dry run" gc_out --dry-run --json
+        check "one JSON document" jqe '.dry_run == true and (.actions | length) == 4' "$OUT"
+        check "json" gc_out --json
+        check "valid JSON, not a dry run" jqe '.dry_run == false' "$OUT"
+        check "json actions" [ "$(jq -r '[.actions[].action] | join(",")' "$OUT")" = \
+                "drop-member,remove-group,remove-state,remove-temp" ]
+        check "json fields" jqe ".actions[0] == {action: \"drop-member\", pod: \"$UID1\", container: \"c1\", pid: $p1, reason: \"gone\"}" "$OUT"
+        check "json when nothing to do" gc_out --json
+        check "empty actions" jqe '.actions == []' "$OUT"
+        stop "$p2"; poststop c2 "$UID2"
+}
+
+# --- removeDelaySeconds: reuse within the delay, removal after it ------------
+
+counter() { cat "$G1/mon_data/mon_L3_00/mbm_total_bytes"; }
+
+test_remove_delay() {
+        mount_emulator
+        write_config "removeDelaySeconds: 30"
+        local p1 p2 before
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        stop "$p1"
+        check "last poststop" poststop c1 "$UID1"
+        check "logged as lingering" grep -q "outcome=group lingers" "$LOG"
+        check "group left in place" test -d "$G1"
+        check "emptied_at recorded" jqe '.groups[0].emptied_at > 0 and (.members | length) == 0' \
+                "$STATE/$UID1.members"
+        check "gc keeps it" gc_out
+        check "gc says it lingers" said "linger-group pod=$UID1 ctrl=/ remaining_s="
+        before=$(counter)
+        check "the pod's next container" create c2 "$p2" "$UID1"
+        check "same group, counters continue" [ "$(counter)" -ge "$before" ]
+        check "in the group" has_task "$G1" "$p2"
+        check "emptied_at cleared" jqe '.groups[0] | has("emptied_at") | not' "$STATE/$UID1.members"
+        stop "$p2"
+
+        write_config "removeDelaySeconds: 1"
+        check "gc starts the delay for a member gone without poststop" gc_out
+        check "drop, then linger" [ "$(cut -d' ' -f1 "$OUT" | tr '\n' ' ')" = "drop-member linger-group " ]
+        check "still there within the delay" test -d "$G1"
+        sleep 2.1
+        check "gc after the delay" gc_out
+        check "removed after the delay" said "remove-group pod=$UID1"
+        check "group gone" test ! -e "$G1"
+        check "state gone" no_state "$UID1"
+}
+
+# --- gc refuses state of another pid namespace -------------------------------
+
+test_pid_namespace() {
+        mount_emulator
+        write_config
+        local p1 before rc
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        before=$(cat "$STATE/$UID1.members")
+        unshare -p -f --mount-proc "$HOOK" --config "$CONFIG" gc >"$OUT" 2>>"$LOG"
+        rc=$?
+        check "refused with exit 1" [ "$rc" -eq 1 ]
+        check "said why" grep -q "pid namespace.*refusing" "$LOG"
+        check "state untouched" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "group untouched" has_task "$G1" "$p1"
+        check "in our namespace it runs" gc_out
+        stop "$p1"; poststop c1 "$UID1"
+}
+
+# --- invalid state, usage, --interval ----------------------------------------
+
+test_misc() {
+        mount_emulator
+        write_config
+        local p1 loop
+        mkdir -p -m 0700 "$STATE"
+        echo '{"version":1,' >"$STATE/$UID2.members"
+        check "invalid state is skipped, gc still succeeds" gc_out
+        check "skip said" said "skip-pod pod=$UID2 reason=\"invalid state\""
+        check "invalid state left for a human" test -s "$STATE/$UID2.members"
+        rm -f "$STATE/$UID2.members" "$STATE/$UID2.lock"
+        gc bogus
+        check "usage error exits 2" [ $? -eq 2 ]
+        gc --interval 0
+        check "bad interval exits 2" [ $? -eq 2 ]
+        resctrl_path=$WORK/nowhere write_config
+        gc
+        check "no resctrl: exit 1" [ $? -eq 1 ]
+        write_config
+
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        gc --interval 1 >"$OUT" &
+        loop=$!
+        stop "$p1"
+        for _ in $(seq 50); do [ -e "$G1" ] || break; sleep 0.1; done
+        check "the loop removed the group" test ! -e "$G1"
+        kill "$loop"; wait "$loop" 2>/dev/null
+        check "the loop said so" said "remove-group pod=$UID1"
+}
+
+for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
+        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc}; do
+        : >"$LOG"
+        echo "== $t"
+        $t
+done
+
+echo "gc: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
