@@ -336,10 +336,25 @@ static int read_tasks(int root_fd, const char *ctrl, const char *name, char **re
         return read_all_fd(fd, RDT_TASKS_MAX, ret, NULL);
 }
 
+/* Steps *p past the next id of a tasks listing ("%d\n" per task): false at
+ * its end. */
+static bool next_task_id(const char **p, long *ret)
+{
+        char *end;
+
+        while (*p && **p && !isdigit((unsigned char) **p))
+                (*p)++;
+        if (!*p || !**p)
+                return false;
+        *ret = strtol(*p, &end, 10);
+        *p = end;
+        return true;
+}
+
 int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
 {
         _cleanup_free_ char *buf = NULL;
-        char *p, *end;
+        long id;
         int r;
 
         r = read_tasks(root_fd, ctrl, name, &buf);
@@ -347,13 +362,7 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
                 return 0; /* more ids than the cap: certainly not empty */
         if (r < 0)
                 return r;
-        for (p = buf; *p; p = end) {
-                long id = strtol(p, &end, 10);
-
-                if (end == p) {
-                        end = p + 1;
-                        continue;
-                }
+        for (const char *p = buf; next_task_id(&p, &id);) {
                 r = proc_is_running(proc_fd, (pid_t) id);
                 if (r != 0)
                         return r < 0 ? r : 0;
@@ -364,20 +373,15 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
 int rdt_mon_group_has_task(int root_fd, const char *ctrl, const char *name, pid_t pid)
 {
         _cleanup_free_ char *buf = NULL;
-        char *p, *end;
+        long id;
         int r;
 
         r = read_tasks(root_fd, ctrl, name, &buf);
         if (r < 0)
                 return r;
-        for (p = buf; *p; p = end) {
-                long id = strtol(p, &end, 10);
-
-                if (end == p)
-                        end = p + 1;
-                else if (id == pid)
+        for (const char *p = buf; next_task_id(&p, &id);)
+                if (id == pid)
                         return 1;
-        }
         return 0;
 }
 

@@ -16,8 +16,16 @@ bool log_enabled(int level);
  * returns -abs(error), so that callers can log and return in one step. */
 int log_full_errno(int level, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_error_errno(error, ...) log_full_errno(LOG_ERR, (error), __VA_ARGS__)
-#define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, (error), __VA_ARGS__)
+/* The value is computed here, not in log_full_errno, so that the compiler and
+ * the static analyzer see that "return log_error_errno(r, ...)" returns < 0. */
+#define log_errno_at(level, error, ...)                                                            \
+        ({                                                                                         \
+                int _v = (error), _e = _v < 0 ? -_v : _v;                                          \
+                (void) log_full_errno((level), _e, __VA_ARGS__);                                   \
+                -_e;                                                                               \
+        })
+#define log_error_errno(error, ...) log_errno_at(LOG_ERR, (error), __VA_ARGS__)
+#define log_warning_errno(error, ...) log_errno_at(LOG_WARNING, (error), __VA_ARGS__)
 #define log_error(...) ((void) log_full_errno(LOG_ERR, 0, __VA_ARGS__))
 #define log_warning(...) ((void) log_full_errno(LOG_WARNING, 0, __VA_ARGS__))
 #define log_info(...) ((void) log_full_errno(LOG_INFO, 0, __VA_ARGS__))

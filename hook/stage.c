@@ -63,9 +63,10 @@ static int resolve_ctrl_group(const struct hook_ctx *ctx, const struct oci_intel
                 *ret = ctrl;
                 return 0;
         }
-        if (r != -ENOENT && r != -ENODATA)
-                return log_error_errno(r, "cannot read the control group of pid %d",
-                                       ctx->state->pid);
+        if (r != -ENOENT && r != -ENODATA) {
+                log_error_errno(r, "cannot read the control group of pid %d", ctx->state->pid);
+                return r;
+        }
 
         ctrl = strdup(intel_rdt->present ? intel_rdt->ctrl_group : "/");
         if (!ctrl)
