@@ -12,8 +12,6 @@ set -u
 . "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
 harness_init "$1" "$2" bounded-time
 
-UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
-UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
 TIMEOUT_MS=300
 BOUND_MS=15000
 
@@ -107,7 +105,7 @@ test_resctrl_lock() {
         check "resctrl lock held: the recorded intent is undone" unchanged
 
         # The last member goes, but its group cannot be checked and removed: kept, still recorded.
-        stop_sleeper "$p1"
+        stop "$p1"
         timed poststop c1 "$UID1"
         check "resctrl lock held, poststop: exit 0" [ "$rc" -eq 0 ]
         check "resctrl lock held, poststop: in time ($elapsed ms)" within "$TIMEOUT_MS"
@@ -142,7 +140,6 @@ test_stdin_held_open() {
         check "stdin held open: nothing changed" unchanged
 }
 
-stop_sleeper() { kill "$1"; wait "$1" 2>/dev/null; }
 
 for t in test_pod_lock test_resctrl_lock test_stdin_held_open; do
         echo "== $t"

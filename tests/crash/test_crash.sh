@@ -13,11 +13,12 @@
 #   test_crash.sh HOOK RESCTRLFS [FAULTS]     FAULTS default: "signal=KILL error=EIO error=ENOSPC"
 set -u
 
-HOOK=$1
-RESCTRLFS=$2
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
 
-. "$(dirname "$0")/../integration/lib.sh"
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" crash
+log_level=debug
 
 command -v strace >/dev/null || { echo "needs strace"; exit 77; }
 strace -qq -o /dev/null -e inject=getpid:error=EIO:when=1 true 2>/dev/null ||
@@ -165,5 +166,4 @@ for fault in $FAULTS; do
 done
 has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
 
-echo "crash: $passed checks passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_done

@@ -14,7 +14,6 @@ set -u
 harness_init "$1" "$2" fs-safety
 
 OUT=$WORK/outside # where planted symlinks point: must never change
-UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
 ELOOP="Too many levels of symbolic links"
 ENOTDIR="Not a directory" # O_DIRECTORY|O_NOFOLLOW on a symlink
 

@@ -3,10 +3,10 @@
 #   test_gc.sh HOOK RESCTRLFS
 set -u
 
-HOOK=$1
-RESCTRLFS=$2
-
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" gc
+log_level=debug
 
 OUT=$WORK/gc.out
 G1=$MNT/mon_groups/$UID1
@@ -283,5 +283,4 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         $t
 done
 
-echo "gc: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_done

@@ -4,10 +4,10 @@
 #   test_hook.sh HOOK RESCTRLFS
 set -u
 
-HOOK=$1
-RESCTRLFS=$2
-
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" integration
+log_level=debug
 
 # --- one pod, three containers: the group lives until the last poststop ------
 
@@ -231,5 +231,4 @@ for t in test_three_containers test_compact_uid test_mixed_class test_enospc tes
         $t
 done
 
-echo "integration: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_done

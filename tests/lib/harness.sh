@@ -53,6 +53,9 @@ check() { # DESCRIPTION COMMAND...
                 if [ -s "$ERR" ]; then
                         echo "--- hook stderr:" >&2
                         head -c 2000 "$ERR" >&2
+                elif [ -s "$LOG" ]; then
+                        echo "--- hook log:" >&2
+                        tail -n 20 "$LOG" >&2
                 fi
         fi
 }
@@ -64,12 +67,12 @@ mount_emulator() { # [resctrlfs options]
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
 }
 
-write_config() { # [extra YAML lines]; $resctrl_path and $state_dir override the defaults
+write_config() { # [extra YAML lines]; $resctrl_path, $state_dir and $log_level override the defaults
         {
                 echo "resctrlPath: ${resctrl_path:-$MNT}"
                 echo "stateDir: ${state_dir:-$STATE}"
                 echo "requireResctrlFs: false"
-                echo "log: {level: info, syslog: false, stderr: true}"
+                echo "log: {level: ${log_level:-info}, syslog: false, stderr: true}"
                 local line
                 for line in "$@"; do echo "$line"; done
         } >"$CONFIG"
@@ -100,29 +103,52 @@ state() { # ID PID UID [BUNDLE]: runc-style state JSON
                 "$1" "$2" "$b" "$3"
 }
 
-# Runs the hook with stdin from FILE and the current config; stderr to $ERR.
-# Sets $rc to its exit status, and returns it.
+# Runs the hook with stdin from FILE and the current config. Its stderr goes
+# to $LOG and, for the last call to finish, to $ERR. Sets $rc to its exit
+# status, and returns it. Safe to run in parallel (the stress test does).
 run_hook() { # STAGE FILE [HOOK OPTIONS...]
-        local stage=$1 file=$2
+        local stage=$1 file=$2 err
         shift 2
-        "$HOOK" --config "$CONFIG" "$@" "$stage" <"$file" 2>"$ERR"
+        err=$(mktemp "$WORK/err.XXXXXX")
+        "$HOOK" --config "$CONFIG" "$@" "$stage" <"$file" 2>"$err"
         rc=$?
-        cat "$ERR" >>"$LOG"
+        cat "$err" >>"$LOG"
+        mv "$err" "$ERR"
+        return "$rc"
+}
+
+hook() { # STAGE JSON: runs the hook on that state; returns its exit status
+        local in
+        in=$(mktemp "$WORK/in.XXXXXX")
+        printf '%s' "$2" >"$in"
+        run_hook "$1" "$in"
+        rm -f "$in"
         return "$rc"
 }
 
 create() { # ID PID UID [BUNDLE]
-        state "$@" >"$WORK/in.json"
-        run_hook createRuntime "$WORK/in.json"
-        return "$rc"
+        hook createRuntime "$(state "$@")"
 }
 
 poststop() { # ID UID
-        printf '{"ociVersion":"1.2.0","id":"%s","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' \
-                "$1" "$2" >"$WORK/in.json"
-        run_hook poststop "$WORK/in.json"
-        return "$rc"
+        hook poststop "$(printf '{"ociVersion":"1.2.0","id":"%s","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' "$1" "$2")"
 }
+
+gc() { # [gc options]: runs gc, its report on stdout, its log in $LOG
+        "$HOOK" --config "$CONFIG" gc "$@" 2>>"$LOG"
+}
+
+tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
+has_task() { grep -qx "$2" "$1/tasks"; }
+member_count() { grep -o '"id":' "$STATE/$1.members" 2>/dev/null | wc -l; }
+# The members file's container ids, sorted, one line.
+member_ids() { jq -r '.members[].id' "$STATE/$1.members" 2>/dev/null | sort | tr '\n' ' '; }
+no_state() { [ ! -e "$STATE/$1.members" ] && [ ! -e "$STATE/$1.lock" ]; }
+no_temp_files() { [ -z "$(find "$STATE" -name '*.tmp' 2>/dev/null)" ]; }
+stop() { kill "$1"; wait "$1" 2>/dev/null; }
+
+UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
 
 # Every path with its type, mode, owner and size, plus the content of every
 # regular file (tasks, member files): any change the hook makes shows here.

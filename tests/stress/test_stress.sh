@@ -12,8 +12,6 @@
 #   test_stress.sh HOOK RESCTRLFS [PODS] [CONTAINERS] [HERD]
 set -u
 
-HOOK=$1
-RESCTRLFS=$2
 PODS=${3:-20}
 CONTAINERS=${4:-8}
 HERD=${5:-64}
@@ -21,7 +19,10 @@ HERD=${5:-64}
 # slower and set STRESS_LOCK_TIMEOUT_MS higher (scripts/test.sh).
 LOCK_TIMEOUT_MS=${STRESS_LOCK_TIMEOUT_MS:-2000}
 
-. "$(dirname "$0")/../integration/lib.sh"
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" stress
+log_level=debug
 
 declare -A POD_OF PID_OF ALIVE   # container id -> pod uid, init pid, "1" while it runs
 declare -a UIDS
@@ -209,5 +210,4 @@ echo "herd: $HERD concurrent poststop, slowest $(max_latency_ms) ms"
 check "herd: group gone" test ! -e "$MNT/mon_groups/$UID1"
 check "herd: state gone" no_state "$UID1"
 
-echo "stress: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_done
