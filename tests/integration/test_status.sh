@@ -5,82 +5,27 @@
 #   test_status.sh HOOK RESCTRLFS
 set -u
 
-HOOK=$1
-RESCTRLFS=$2
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-[ -c /dev/fuse ] || { echo "needs /dev/fuse"; exit 77; }
-command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" status
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
 command -v promtool >/dev/null || { echo "needs promtool (Debian package prometheus)"; exit 77; }
+log_level=debug
 
-WORK=$(mktemp -d /tmp/rmh-status.XXXXXX)
-MNT=$WORK/resctrl
-STATE=$WORK/state
-CONFIG=$WORK/config.yaml
-LOG=$WORK/hook.log
-SLEEPERS=()
-passed=0
-failed=0
-
-cleanup() {
-        for p in "${SLEEPERS[@]}"; do kill "$p" 2>/dev/null; done
-        wait 2>/dev/null
-        mountpoint -q "$MNT" && fusermount3 -u "$MNT"
-        rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-check() { # DESCRIPTION COMMAND...
-        local what=$1
-        shift
-        if "$@"; then
-                passed=$((passed + 1))
-        else
-                failed=$((failed + 1))
-                echo "FAIL: $what" >&2
-                tail -n 20 "$LOG" >&2
-        fi
+write_status_config() { # RESCTRL_PATH: the harness's config, pods of namespace "skipped" filtered out
+        resctrl_path=$1 write_config "excludeNamespaces: [skipped]"
 }
 
-write_config() { # RESCTRL_PATH [extra YAML lines]
-        local path=$1
-        shift
-        {
-                echo "resctrlPath: $path"
-                echo "stateDir: $STATE"
-                echo "requireResctrlFs: ${require:-false}"
-                echo "excludeNamespaces: [skipped]"
-                echo "log: {level: debug, syslog: false, stderr: true}"
-                for line in "$@"; do echo "$line"; done
-        } >"$CONFIG"
-}
-
-sleeper() { # VAR...
-        local var
-        for var in "$@"; do
-                sleep 1000 </dev/null >/dev/null 2>&1 &
-                SLEEPERS+=("$!")
-                printf -v "$var" %s "$!"
-        done
-}
-
-bundle() { # DIR [intelRdt JSON]
-        mkdir -p "$1"
-        printf '{"ociVersion":"1.2.0","linux":{%s}}\n' "${2:+\"intelRdt\":$2}" >"$1/config.json"
-}
-
-create() { # ID PID UID NAMESPACE POD [BUNDLE]
-        printf '{"ociVersion":"1.2.0","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s","io.kubernetes.pod.namespace":"%s","io.kubernetes.pod.name":"%s"}}' \
-                "$1" "$2" "${6:-$WORK/b-root}" "$3" "$4" "$5" |
-                "$HOOK" --config "$CONFIG" createRuntime 2>>"$LOG"
+create_pod() { # ID PID UID NAMESPACE POD [BUNDLE]
+        hook createRuntime "$(printf '{"ociVersion":"1.2.0","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s","io.kubernetes.pod.namespace":"%s","io.kubernetes.pod.name":"%s"}}' \
+                "$1" "$2" "${6:-$WORK/b-root}" "$3" "$4" "$5")"
 }
 
 status() { "$HOOK" --config "$CONFIG" status "$@" 2>>"$LOG"; }
 hook_check() { "$HOOK" --config "$CONFIG" check "$@" 2>>"$LOG"; }
 
-UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b # two containers: root and gold
-UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0 # adopts a group that already counted
+# UID1 (the harness's): two containers, root and gold.
+# UID2 (the harness's): adopts a group that already counted.
 UID3=3f2e1d0c-9b8a-4776-8554-433221100fed # out of RMIDs
 UID4=5a5a5a5a-1b1b-4c2c-8d3d-9e4e4e4e4e4e # filtered out
 UID5=7c6b5a49-3827-4165-8473-6251403f2e1d # compact upper-case UID, default class
@@ -88,10 +33,8 @@ FOREIGN=11111111-2222-4333-8444-555555555555
 
 # 7 RMIDs less the root's leave 6 groups: gold, another manager's group in
 # gold, UID2's, UID1's in root and in gold, UID5's; none is left for UID3.
-mkdir -p "$MNT"
-"$RESCTRLFS" --num-rmids 7 --ctrl-groups gold --l3-domains 2 --perf-pkg-domains 2 "$MNT" ||
-        { echo "cannot mount resctrlfs" >&2; exit 1; }
-write_config "$MNT"
+mount_emulator --num-rmids 7 --ctrl-groups gold --l3-domains 2 --perf-pkg-domains 2
+write_status_config "$MNT"
 bundle "$WORK/b-root"
 bundle "$WORK/b-gold" '{"closID":"gold"}'
 sleeper a1 a2 b1 other c1 d1 e1
@@ -103,12 +46,12 @@ mkdir "$MNT/mon_groups/$UID2"
 echo "$other" >"$MNT/mon_groups/$UID2/tasks"
 sleep 0.3
 
-check "create a1 (root)" create a1 "$a1" "$UID1" shop web
-check "create a2 (gold)" create a2 "$a2" "$UID1" shop web "$WORK/b-gold"
-check "create b1 (adopts)" create b1 "$b1" "$UID2" shop db
-check "create e1 (compact UID)" create e1 "$e1" "$(echo "${UID5//-/}" | tr a-f A-F)" shop cache
-check "create c1 (out of RMIDs)" create c1 "$c1" "$UID3" shop batch
-check "create d1 (filtered)" create d1 "$d1" "$UID4" skipped job
+check "create a1 (root)" create_pod a1 "$a1" "$UID1" shop web
+check "create a2 (gold)" create_pod a2 "$a2" "$UID1" shop web "$WORK/b-gold"
+check "create b1 (adopts)" create_pod b1 "$b1" "$UID2" shop db
+check "create e1 (compact UID)" create_pod e1 "$e1" "$(echo "${UID5//-/}" | tr a-f A-F)" shop cache
+check "create c1 (out of RMIDs)" create_pod c1 "$c1" "$UID3" shop batch
+check "create d1 (filtered)" create_pod d1 "$d1" "$UID4" skipped job
 check "c1 unmonitored" grep -q '"monitored":false' "$STATE/$UID3.members"
 sleep 0.2
 
@@ -251,11 +194,11 @@ test_check() {
         check "check: no hooks.d file warns" bash -c "'$HOOK' --config '$CONFIG' check --hooks-dir '$WORK/none' 2>/dev/null | grep -q '^warn  hooks.d         no oci-hooks file'"
 
         mkdir -p "$WORK/empty"
-        write_config "$WORK/empty"
+        write_status_config "$WORK/empty"
         out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
         check "check: no monitoring fails" [ $rc -eq 1 ]
         check "check: monitoring line" grep -q "^fail  monitoring      no monitoring at '$WORK/empty'" <<<"$out"
-        require=true write_config "$WORK/empty"
+        require_fs=true write_status_config "$WORK/empty"
         out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
         check "check: not mounted fails" [ $rc -eq 1 ]
         check "check: mount line" grep -q "^fail  resctrl-mount   '$WORK/empty' is not a resctrl mount" <<<"$out"
@@ -269,7 +212,7 @@ test_check() {
         check "status: invalid config exits 1" [ $? -eq 1 ]
         "$HOOK" status --bogus >/dev/null 2>&1
         check "status: usage error exits 2" [ $? -eq 2 ]
-        write_config "$MNT"
+        write_status_config "$MNT"
 }
 
 test_baselines
@@ -279,5 +222,4 @@ test_prometheus
 test_kepler_layout
 test_check
 
-echo "status: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_done

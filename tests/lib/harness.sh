@@ -67,11 +67,12 @@ mount_emulator() { # [resctrlfs options]
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
 }
 
-write_config() { # [extra YAML lines]; $resctrl_path, $state_dir and $log_level override the defaults
+# $resctrl_path, $state_dir, $require_fs and $log_level override the defaults.
+write_config() { # [extra YAML lines]
         {
                 echo "resctrlPath: ${resctrl_path:-$MNT}"
                 echo "stateDir: ${state_dir:-$STATE}"
-                echo "requireResctrlFs: false"
+                echo "requireResctrlFs: ${require_fs:-false}"
                 echo "log: {level: ${log_level:-info}, syslog: false, stderr: true}"
                 local line
                 for line in "$@"; do echo "$line"; done
