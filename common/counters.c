@@ -223,17 +223,11 @@ static int read_domain(int mon_data_fd, const char *domain, bool cumulative_only
 {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int fd, r;
+        int r;
 
-        fd = openat(mon_data_fd, domain, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                (void) close(fd);
+        r = opendir_at(mon_data_fd, domain, &d);
+        if (r < 0)
                 return r;
-        }
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 if (!name_is_valid(de->d_name) || de->d_type == DT_DIR)
                         continue; /* ".", "..", SNC's mon_sub_L3_* */
@@ -258,17 +252,11 @@ int counters_read(int group_fd, bool cumulative_only, struct counter_reading **r
         _cleanup_free_ struct counter_reading *items = NULL;
         struct reading_list list = {0};
         struct dirent *de;
-        int fd, r = 0;
+        int r;
 
-        fd = openat(group_fd, "mon_data", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                (void) close(fd);
+        r = opendir_at(group_fd, "mon_data", &d);
+        if (r < 0)
                 return r;
-        }
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 if (strncmp(de->d_name, "mon_", 4) != 0)
                         continue;

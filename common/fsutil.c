@@ -180,6 +180,22 @@ int read_small_file_at(int dir_fd, const char *path, size_t cap, char **ret)
         return 0;
 }
 
+int opendir_at(int dir_fd, const char *path, DIR **ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+        *ret = d;
+        return 0;
+}
+
 bool name_is_valid(const char *name)
 {
         if (!name || name[0] == '\0' || strlen(name) > NAME_MAX)

@@ -2,6 +2,7 @@
 /* Small file helpers. Never log; return 0 or a positive count on success, -errno on failure. */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,10 @@ int read_all_fd_until(int fd, size_t cap, int64_t deadline, char **ret, size_t *
  * read(2) of up to cap bytes: kernfs and procfs files must be read in one go.
  * -EFBIG if the file is larger than cap. */
 int read_small_file_at(int dir_fd, const char *path, size_t cap, char **ret);
+
+/* Opens dir_fd/path (O_NOFOLLOW on the last component; "." for dir_fd itself)
+ * as a directory stream of its own, *ret owned by the caller (closedir). */
+int opendir_at(int dir_fd, const char *path, DIR **ret);
 
 /* A name that is safe as one path component: non-empty, at most NAME_MAX
  * bytes, no '/', no control characters (newline, NUL), not "." or "..". */

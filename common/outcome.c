@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "macro.h"
 #include "outcome.h"
 
@@ -84,16 +85,11 @@ int outcome_read_all(int state_dir_fd, struct outcome **ret, size_t *ret_n)
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int fd;
+        int r;
 
-        fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return -ENOMEM;
-        }
+        r = opendir_at(state_dir_fd, ".", &d);
+        if (r < 0)
+                return r;
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 struct outcome o = {0}, *a;
                 struct stat st;

@@ -261,20 +261,12 @@ static int write_task_id(int tasks_fd, pid_t id)
 
 static int open_task_dir(int proc_fd, pid_t pid, DIR **ret)
 {
-        _cleanup_close_ int fd = -EBADF;
         char path[32];
-        DIR *d;
+        int r;
 
         snprintf(path, sizeof(path), "%d/task", (int) pid);
-        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? -ESRCH : -errno;
-        d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(fd);
-        *ret = d;
-        return 0;
+        r = opendir_at(proc_fd, path, ret);
+        return r == -ENOENT ? -ESRCH : r;
 }
 
 int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
@@ -457,15 +449,9 @@ int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata)
         if (r < 0)
                 return r;
 
-        fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                (void) close(fd);
+        r = opendir_at(root_fd, ".", &d);
+        if (r < 0)
                 return r;
-        }
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 if (!is_ctrl_group(root_fd, de->d_name))
                         continue; /* info, mon_groups, mon_data, files */

@@ -139,16 +139,11 @@ static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
         _cleanup_free_ struct gc_entry *entries = NULL;
         size_t n = 0;
         struct dirent *de;
-        int fd;
+        int r;
 
-        fd = openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return -errno;
-        }
+        r = opendir_at(state_fd, ".", &d);
+        if (r < 0)
+                return r;
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 char uid[POD_UID_LEN + 1];
                 const char *suffix;

@@ -127,6 +127,33 @@ START_TEST(test_read_deadline_while_draining)
 }
 END_TEST
 
+/* A directory stream of its own; a symlink is never followed. */
+START_TEST(test_opendir_at)
+{
+        const char *path;
+        int top = tmptree_new(&path), entries = 0;
+        struct dirent *de;
+        DIR *d = NULL;
+
+        tmptree_mkdir(top, "dir");
+        tmptree_put(top, "dir/a", "");
+        ck_assert_int_eq(symlinkat("dir", top, "link"), 0);
+
+        ck_assert_int_eq(opendir_at(top, "dir", &d), 0);
+        while ((de = readdir(d)))
+                entries += strcmp(de->d_name, "a") == 0;
+        ck_assert_int_eq(entries, 1);
+        closedir(d);
+        ck_assert_int_eq(opendir_at(top, ".", &d), 0);
+        closedir(d);
+        /* O_DIRECTORY|O_NOFOLLOW on a symlink: ENOTDIR, never its target. */
+        ck_assert_int_eq(opendir_at(top, "link", &d), -ENOTDIR);
+        ck_assert_int_eq(opendir_at(top, "missing", &d), -ENOENT);
+        ck_assert_int_eq(opendir_at(top, "dir/a", &d), -ENOTDIR);
+        close(top);
+}
+END_TEST
+
 START_TEST(test_read_empty)
 {
         _cleanup_free_ char *buf = NULL;
@@ -154,6 +181,7 @@ static Suite *fsutil_suite(void)
         tcase_add_test(tc, test_read_deadline);
         tcase_add_test(tc, test_read_deadline_while_draining);
         tcase_add_test(tc, test_read_empty);
+        tcase_add_test(tc, test_opendir_at);
         suite_add_tcase(s, tc);
         return s;
 }
