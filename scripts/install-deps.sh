@@ -6,8 +6,9 @@
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
-libfuse3-dev fuse3 runc crun podman busybox-static strace jq prometheus
-go-md2man debhelper dpkg-dev lintian clang libclang-rt-14-dev clang-tidy valgrind"
+libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
+strace jq prometheus go-md2man debhelper dpkg-dev lintian
+clang libclang-rt-14-dev clang-tidy valgrind"
 
 missing=""
 for p in $packages; do
