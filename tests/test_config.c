@@ -12,6 +12,7 @@
 #include "config.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "tmptree.h"
 
 static void assert_lists_eq(const struct string_list *a, const struct string_list *b)
 {
@@ -455,12 +456,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(config_suite());
-        int failed;
-
-        srunner_set_fork_status(sr, CK_FORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return tmptree_run(config_suite());
 }

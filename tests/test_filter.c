@@ -8,6 +8,7 @@
 #include "filter.h"
 #include "macro.h"
 #include "oci.h"
+#include "tmptree.h"
 
 /* A CRI-O container: the kubelet's four labels, as CRI-O exposes them. */
 static const char crio_state[] =
@@ -212,12 +213,5 @@ static Suite *filter_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(filter_suite());
-        int failed;
-
-        srunner_set_fork_status(sr, CK_FORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return tmptree_run(filter_suite());
 }

@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "oci.h"
+#include "tmptree.h"
 
 #define POD_UID "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b"
 #define CRIO_ID "7b1a9c0e5d2f4e3a8b6c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a"
@@ -623,12 +624,5 @@ static Suite *oci_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(oci_suite());
-        int failed;
-
-        srunner_set_fork_status(sr, CK_FORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return tmptree_run(oci_suite());
 }

@@ -6,6 +6,7 @@
 
 #include "macro.h"
 #include "prom.h"
+#include "tmptree.h"
 
 static void assert_name(const char *event, enum counter_kind kind, const char *unit,
                         const char *want)
@@ -95,12 +96,5 @@ static Suite *prom_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(prom_suite());
-        int failed;
-
-        srunner_set_fork_status(sr, CK_FORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return tmptree_run(prom_suite());
 }
