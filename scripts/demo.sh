@@ -3,9 +3,9 @@
 # The quick start: on Debian 12, as root, installs the dependencies, builds, mounts
 # resctrlfs (the resctrl emulator) on a temporary directory and runs a pod of two
 # busybox containers with runc through the hook. Shows the pod's monitoring group,
-# its tasks and counters, and the hook's state, then deletes the containers and
-# shows that both are gone. Exits non-zero when anything is not as expected; cleans
-# up whatever happens.
+# its tasks and counters, the hook's state and what `status` says, then deletes the
+# containers and shows that both are gone. Exits non-zero when anything is not as
+# expected; cleans up whatever happens.
 #   scripts/demo.sh
 set -u
 
@@ -75,6 +75,9 @@ e2e_assert_members "$uid" "$a" "$b"
 echo "$e2e_state/$uid.members:"
 sed 's/^/  /' "$e2e_state/$uid.members"
 
+heading "resctrl-mon-hook status"
+"$e2e_hook" --config "$e2e_config" status || e2e_fail "status failed"
+
 heading "Delete $a"
 e2e_delete "$a"
 e2e_assert_groups "$uid"
@@ -89,6 +92,6 @@ listing() {
         find "$1" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null
 }
 echo "mon_groups: [$(listing "$e2e_mnt/mon_groups")]"
-echo "state directory: [$(listing "$e2e_state")]"
+echo "state directory: [$(listing "$e2e_state")] (outcome.*: run counts for status)"
 
 heading "Done: the pod's group lived exactly as long as its containers"
