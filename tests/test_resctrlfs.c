@@ -1068,7 +1068,7 @@ START_TEST(test_group_removed_while_open)
 }
 END_TEST
 
-/* ---- rename (§8) ---- */
+/* ---- rename ---- */
 
 START_TEST(test_rename)
 {

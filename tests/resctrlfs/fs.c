@@ -688,7 +688,7 @@ static int fs_rmdir(const char *path)
         return 0;
 }
 
-/* rdtgroup_rename(): only a MON group, only into some mon_groups/ (§8). */
+/* rdtgroup_rename(): only a MON group, only into some mon_groups/. */
 static int fs_rename(const char *from, const char *to, unsigned int flags)
 {
         struct fs *fs = fs_get();

@@ -85,7 +85,7 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
 /* rmdir of a group other than the root: tasks move to the parent, RMIDs and
  * the CLOSID are freed (RMIDs through limbo). */
 void model_rmdir(struct model *m, struct group *g);
-/* rename(2) of MON group g to new_ctrl/mon_groups/new_name (§8). */
+/* rename(2) of MON group g to new_ctrl/mon_groups/new_name (rdtgroup_rename()). */
 int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl,
                      const char *new_name);
 
