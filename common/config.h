@@ -7,11 +7,11 @@
 
 enum failure_policy {
         FAILURE_POLICY_IGNORE, /* log and exit 0: monitoring never blocks a pod */
-        FAILURE_POLICY_FAIL,   /* exit non-zero at createRuntime: the runtime refuses the container */
+        FAILURE_POLICY_FAIL, /* exit non-zero at createRuntime: the runtime refuses the container */
 };
 
 enum runtime_monitoring {
-        RUNTIME_MONITORING_SKIP,     /* linux.intelRdt.enableMonitoring set: leave it to the runtime */
+        RUNTIME_MONITORING_SKIP, /* linux.intelRdt.enableMonitoring set: leave it to the runtime */
         RUNTIME_MONITORING_OVERRIDE, /* move it into the pod group anyway */
 };
 

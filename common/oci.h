@@ -44,10 +44,10 @@ struct pod_identity {
 
 /* Finds the pod identity per runtime: containerd (io.kubernetes.cri.container-type
  * present) uses io.kubernetes.cri.sandbox-uid; CRI-O (io.container.manager =
- * cri-o) uses io.kubernetes.pod.uid; anything else io.kubernetes.pod.uid. Only the detected runtime's keys are
- * consulted, so a user-added key of another runtime cannot spoof identity.
- * 1 and *ret when the container belongs to a pod; 0 when it has no pod UID
- * (not ours); -EINVAL when the UID is present but malformed. */
+ * cri-o) uses io.kubernetes.pod.uid; anything else io.kubernetes.pod.uid. Only the detected
+ * runtime's keys are consulted, so a user-added key of another runtime cannot spoof identity. 1 and
+ * *ret when the container belongs to a pod; 0 when it has no pod UID (not ours); -EINVAL when the
+ * UID is present but malformed. */
 int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret);
 
 /* Accepts a 36-char dashed or 32-hex UID in any case; writes the lowercase

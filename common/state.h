@@ -28,12 +28,12 @@
 #define STATE_VERSION 1
 
 struct member {
-        char *id;        /* container id */
-        char *ctrl;      /* control group it runs in ("/" = root) */
-        int pid;         /* init pid in the hook's pid namespace */
+        char *id;            /* container id */
+        char *ctrl;          /* control group it runs in ("/" = root) */
+        int pid;             /* init pid in the hook's pid namespace */
         uint64_t start_time; /* /proc/<pid>/stat starttime, against pid reuse */
-        bool monitored;  /* false: recorded but not in the group */
-        char *reason;    /* why not monitored ("out of RMIDs", ...); NULL when monitored */
+        bool monitored;      /* false: recorded but not in the group */
+        char *reason;        /* why not monitored ("out of RMIDs", ...); NULL when monitored */
 };
 
 struct baseline {

@@ -14,7 +14,8 @@ bool log_enabled(int level);
 
 /* Logs "message: strerror(error)" (or just the message when error is 0) and
  * returns -abs(error), so that callers can log and return in one step. */
-int log_full_errno(int level, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int log_full_errno(int level, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The value is computed here, not in log_full_errno, so that the compiler and
  * the static analyzer see that "return log_error_errno(r, ...)" returns < 0. */

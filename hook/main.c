@@ -40,7 +40,7 @@ struct args {
         const char *stage_name;
         const char *config_path;
         bool config_explicit;
-        int log_level; /* -1: from the config */
+        int log_level;  /* -1: from the config */
         char **command; /* "check", "status" or "gc" and its arguments; NULL for a stage */
         int command_argc;
 };
@@ -87,11 +87,11 @@ static int parse_stage(const char *s, enum stage *ret)
 static int parse_args(int argc, char **argv, struct args *a)
 {
         static const struct option options[] = {
-                {"config", required_argument, NULL, 'c'},
-                {"log-level", required_argument, NULL, 'l'},
-                {"help", no_argument, NULL, 'h'},
-                {"version", no_argument, NULL, 'V'},
-                {0},
+            {"config", required_argument, NULL, 'c'},
+            {"log-level", required_argument, NULL, 'l'},
+            {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, 'V'},
+            {0},
         };
         int c;
 
@@ -120,9 +120,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                         return -EINVAL;
                 }
         }
-        if (optind < argc && (strcmp(argv[optind], "check") == 0 ||
-                              strcmp(argv[optind], "status") == 0 ||
-                              strcmp(argv[optind], "gc") == 0)) {
+        if (optind < argc &&
+            (strcmp(argv[optind], "check") == 0 || strcmp(argv[optind], "status") == 0 ||
+             strcmp(argv[optind], "gc") == 0)) {
                 a->command = argv + optind;
                 a->command_argc = argc - optind;
                 return 1;
@@ -133,7 +133,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         }
         a->stage_name = argv[optind];
         if (parse_stage(a->stage_name, &a->stage) < 0) {
-                log_error("unknown stage '%s' (createRuntime, prestart or poststop)", a->stage_name);
+                log_error("unknown stage '%s' (createRuntime, prestart or poststop)",
+                          a->stage_name);
                 return -EINVAL;
         }
         return 1;
@@ -210,8 +211,7 @@ static int run_stage(const struct args *a, const struct config *c, const struct 
 }
 
 /* Counts the run's outcome for status; a failure costs the count only. */
-static void count_outcome(const struct config *c, const struct args *a, int r,
-                          const char *outcome)
+static void count_outcome(const struct config *c, const struct args *a, int r, const char *outcome)
 {
         _cleanup_close_ int fd = -EBADF;
         int q;
@@ -232,9 +232,9 @@ static void count_outcome(const struct config *c, const struct args *a, int r,
 static int run_command(const struct args *a)
 {
         const struct command_ctx ctx = {
-                .config_path = a->config_path,
-                .config_explicit = a->config_explicit,
-                .log_level = a->log_level,
+            .config_path = a->config_path,
+            .config_explicit = a->config_explicit,
+            .log_level = a->log_level,
         };
 
         log_set_context(a->command[0], NULL);
@@ -267,9 +267,9 @@ int main(int argc, char **argv)
 
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
-        read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
-                                        start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input,
-                                        &len);
+        read_result =
+            read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
+                              start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input, &len);
 
         if (config_init(&config) < 0) {
                 log_error("out of memory");

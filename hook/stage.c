@@ -199,8 +199,8 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 s->dirty = true;
         }
         if (created && recorded) {
-                log_warning("group of pod %s in %s was removed by someone else; re-created it",
-                            uid, ctrl_display(ctrl));
+                log_warning("group of pod %s in %s was removed by someone else; re-created it", uid,
+                            ctrl_display(ctrl));
                 rejoin_members(ctx, s, ctrl);
         }
 
@@ -253,8 +253,8 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
         if (r >= 0 && !g)
                 r = pod_state_add_group(&s->st, ctrl, true);
         if (r >= 0)
-                r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid,
-                                         start_time, true, NULL);
+                r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
+                                         true, NULL);
         if (r < 0)
                 return log_error_errno(r, "out of memory");
 
@@ -316,8 +316,8 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         if (r < 0)
                 return r;
 
-        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
-                                 false, reason);
+        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time, false,
+                                 reason);
         if (r < 0)
                 return log_error_errno(r, "out of memory");
         *ret_outcome = "unmonitored";

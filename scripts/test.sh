@@ -6,7 +6,7 @@
 #   asan    clang with ASan+UBSan, warnings as errors, every suite    BUILD_DIR-asan
 #           but the crash test;
 #           no sanitizer report may appear, not even from a hook run by a runtime
-#   static  clang-tidy over common/ and hook/ (.clang-tidy)
+#   static  clang-tidy over common/ and hook/ (.clang-tidy); clang-format check of every C file
 #   fuzz    each libFuzzer target for FUZZ_SECONDS (default 60)       BUILD_DIR-fuzz
 #   test    every suite of the gcc build, valgrind memcheck included; last, so that
 #           the output ends with ctest's summary
@@ -69,6 +69,10 @@ if ! ls common/*.c hook/*.c | xargs -P "$jobs" -n 1 clang-tidy -p "$build-asan" 
         exit 1
 fi
 echo "clang-tidy: $(ls common/*.c hook/*.c | wc -l) files clean"
+sources=$(find common hook tests -name '*.[ch]')
+# shellcheck disable=SC2086
+clang-format --dry-run --Werror $sources
+echo "clang-format: $(echo "$sources" | wc -l) files formatted as .clang-format says"
 
 stage fuzz
 "$top/scripts/fuzz.sh" "$fuzz_seconds" "$build-fuzz"

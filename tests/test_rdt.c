@@ -352,21 +352,25 @@ START_TEST(test_is_empty)
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "");
         ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
         tmptree_mkdir(top_fd, "proc/4242");
-        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        tmptree_put(top_fd, "proc/4242/stat",
+                    "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n");
         ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
 
         /* Exited but not yet reaped, or gone: the kernel still lists zombies. */
-        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) Z 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        tmptree_put(top_fd, "proc/4242/stat",
+                    "4242 (sleep) Z 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", "4242\n4343\n");
         ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 1);
-        tmptree_put(top_fd, "proc/4242/stat", "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        tmptree_put(top_fd, "proc/4242/stat",
+                    "4242 (sleep) S 1 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         ck_assert_int_eq(rdt_mon_group_is_empty(root_fd, proc_fd, "/", UID), 0);
 
         /* An id well past the first page still counts. */
         tmptree_mkdir(top_fd, "proc/42");
-        tmptree_put(top_fd, "proc/42/stat", "42 (sleep) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+        tmptree_put(top_fd, "proc/42/stat",
+                    "42 (sleep) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
         memset(big, '\n', sizeof(big) - 4);
         memcpy(big + sizeof(big) - 4, "42\n", 4);
         tmptree_put(top_fd, "resctrl/mon_groups/" UID "/tasks", big);
