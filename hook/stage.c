@@ -151,17 +151,76 @@ static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, c
                                   ctx->pod->uid, ctrl_display(ctrl));
 }
 
-/* mkdir the pod's group in ctrl (if missing) and move the init's threads into
- * it, under the resctrl lock. 1 when the container is monitored; 0 when it
- * cannot be (out of RMIDs, class mismatch, control group gone), with
- * *ret_reason; -errno on errors. Leaves no group behind that this call made
- * and could not use. */
-static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                      bool recorded, char **ret_reason)
+/* mkdir of the pod's group in ctrl; the caller holds the resctrl lock. 1 when
+ * made, 0 when it was there, -errno otherwise. For what only leaves the
+ * container unmonitored (out of RMIDs, control group gone) it also sets
+ * *ret_reason. */
+static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                      char **ret_reason)
 {
         const char *uid = ctx->pod->uid;
         _cleanup_free_ char *status = NULL;
         unsigned budget = 0;
+        int r;
+
+        r = rdt_mon_group_create(s->env->root_fd, ctrl, uid, &status);
+        if (r == -ENOSPC || r == -EBUSY) {
+                (void) rdt_rmid_budget(s->env->root_fd, &budget);
+                log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
+                            "container starts unmonitored",
+                            uid, ctrl_display(ctrl), strerror(-r), status ? status : "?", budget);
+                (void) unmonitored_reason(r == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
+                                          status, ret_reason);
+        } else if (r == -ENOENT) {
+                log_warning("control group '%s' does not exist; container starts unmonitored",
+                            ctrl);
+                (void) unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
+        } else if (r < 0) {
+                log_error_errno(r, "cannot create group for pod %s in %s", uid, ctrl_display(ctrl));
+        }
+        return r;
+}
+
+/* Moves the init's threads into the group; the caller holds the resctrl lock.
+ * 1 when the container is monitored; 0 when its task is in another control
+ * group (*ret_reason set); -errno on errors. A group this call created and
+ * could not use is removed again. */
+static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                        bool created, char **ret_reason)
+{
+        const char *uid = ctx->pod->uid;
+        pid_t pid = ctx->state->pid;
+        _cleanup_free_ char *status = NULL;
+        int r;
+
+        r = rdt_mon_group_add_process(s->env->root_fd, ctx->proc_fd, ctrl, uid, pid, &status);
+        if (r >= 0)
+                return 1;
+        if (r != -EINVAL && rdt_mon_group_has_task(s->env->root_fd, ctrl, uid, pid) == 1) {
+                /* The leader moved, some thread did not: it is monitored, and
+                 * recorded so, else nothing would ever remove the group. */
+                log_warning_errno(r, "moved pid %d into the group of pod %s, but not every thread",
+                                  pid, uid);
+                return 1;
+        }
+        if (created && rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, uid) == 1)
+                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, uid);
+        if (r != -EINVAL)
+                return log_error_errno(r, "cannot move pid %d into the group of pod %s (%s)", pid,
+                                       uid, status ? status : "?");
+        log_warning("pid %d is not in %s (%s); container starts unmonitored", pid,
+                    ctrl_display(ctrl), status ? status : "?");
+        r = unmonitored_reason(UNMONITORED_CLASS_MISMATCH, status, ret_reason);
+        return r < 0 ? r : 0;
+}
+
+/* mkdir the pod's group in ctrl (if missing) and move the init's threads into
+ * it, under the resctrl lock. 1 when the container is monitored; 0 when it
+ * cannot be (out of RMIDs, class mismatch, control group gone), with
+ * *ret_reason; -errno on errors. */
+static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                      bool recorded, char **ret_reason)
+{
         int r, created;
 
         r = rdt_lock(s->env->root_fd, ctx->config->lock_timeout_ms);
@@ -169,26 +228,9 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 return log_error_errno(r, "cannot take the resctrl lock within %u ms",
                                        ctx->config->lock_timeout_ms);
 
-        created = rdt_mon_group_create(s->env->root_fd, ctrl, uid, &status);
-        if (created == -ENOSPC || created == -EBUSY) {
-                (void) rdt_rmid_budget(s->env->root_fd, &budget);
-                log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
-                            "container starts unmonitored",
-                            uid, ctrl_display(ctrl), strerror(-created), status ? status : "?",
-                            budget);
-                r = unmonitored_reason(created == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
-                                       status, ret_reason);
-                goto unlock;
-        }
-        if (created == -ENOENT) {
-                log_warning("control group '%s' does not exist; container starts unmonitored",
-                            ctrl);
-                r = unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
-                goto unlock;
-        }
+        created = make_group(ctx, s, ctrl, ret_reason);
         if (created < 0) {
-                r = log_error_errno(created, "cannot create group for pod %s in %s", uid,
-                                    ctrl_display(ctrl));
+                r = *ret_reason ? 0 : created;
                 goto unlock;
         }
         if (created || !recorded)
@@ -199,38 +241,11 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 s->dirty = true;
         }
         if (created && recorded) {
-                log_warning("group of pod %s in %s was removed by someone else; re-created it", uid,
-                            ctrl_display(ctrl));
+                log_warning("group of pod %s in %s was removed by someone else; re-created it",
+                            ctx->pod->uid, ctrl_display(ctrl));
                 rejoin_members(ctx, s, ctrl);
         }
-
-        free(status);
-        status = NULL;
-        r = rdt_mon_group_add_process(s->env->root_fd, ctx->proc_fd, ctrl, uid, ctx->state->pid,
-                                      &status);
-        if (r >= 0) {
-                r = 1;
-                goto unlock;
-        }
-        if (r != -EINVAL &&
-            rdt_mon_group_has_task(s->env->root_fd, ctrl, uid, ctx->state->pid) == 1) {
-                /* The leader moved, some thread did not: it is monitored, and
-                 * recorded so, else nothing would ever remove the group. */
-                log_warning_errno(r, "moved pid %d into the group of pod %s, but not every thread",
-                                  ctx->state->pid, uid);
-                r = 1;
-                goto unlock;
-        }
-        if (created && rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, uid) == 1)
-                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, uid);
-        if (r == -EINVAL) {
-                log_warning("pid %d is not in %s (%s); container starts unmonitored",
-                            ctx->state->pid, ctrl_display(ctrl), status ? status : "?");
-                r = unmonitored_reason(UNMONITORED_CLASS_MISMATCH, status, ret_reason);
-        } else {
-                r = log_error_errno(r, "cannot move pid %d into the group of pod %s (%s)",
-                                    ctx->state->pid, uid, status ? status : "?");
-        }
+        r = move_process(ctx, s, ctrl, created, ret_reason);
 unlock:
         rdt_unlock(s->env->root_fd);
         return r;
