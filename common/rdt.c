@@ -64,14 +64,20 @@ static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
         return open_dir_at(ctrl_fd, "mon_groups", ret_fd);
 }
 
+/* The mon_groups directory a group named name would live in; validates both names. */
+static int open_group_parent(int root_fd, const char *ctrl, const char *name, int *ret_fd)
+{
+        if (!name_is_valid(name))
+                return -EINVAL;
+        return open_mon_groups(root_fd, ctrl, ret_fd);
+}
+
 int rdt_mon_group_open(int root_fd, const char *ctrl, const char *name, int *ret_fd)
 {
         _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name))
-                return -EINVAL;
-        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        r = open_group_parent(root_fd, ctrl, name, &dir_fd);
         if (r < 0)
                 return r;
         return open_dir_at(dir_fd, name, ret_fd);
@@ -223,9 +229,7 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
         _cleanup_close_ int dir_fd = -EBADF, group_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name))
-                return -EINVAL;
-        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        r = open_group_parent(root_fd, ctrl, name, &dir_fd);
         if (r < 0)
                 return r;
 
@@ -382,9 +386,7 @@ int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name)
         _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
-        if (!name_is_valid(name))
-                return -EINVAL;
-        r = open_mon_groups(root_fd, ctrl, &dir_fd);
+        r = open_group_parent(root_fd, ctrl, name, &dir_fd);
         if (r == -ENOENT) /* the control group and with it the group are gone */
                 return 0;
         if (r < 0)
