@@ -28,10 +28,6 @@ static int set_error(char **reterr, const char *fmt, ...)
         va_end(ap);
         if (n < 0)
                 return -ENOMEM;
-        /* Annotation keys and closIDs come from the runtime's input: keep one line. */
-        for (char *c = s; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                        *c = '?';
         if (reterr)
                 *reterr = s;
         else

@@ -332,25 +332,25 @@ static int read_tasks(int root_fd, const char *ctrl, const char *name, char **re
         return read_all_fd(fd, RDT_TASKS_MAX, ret, NULL);
 }
 
-/* Steps *p past the next id of a tasks listing ("%d\n" per task): false at
- * its end. */
-static bool next_task_id(const char **p, long *ret)
+/* Steps *p past the next line of a tasks listing ("%d\n" per task), its id
+ * in *ret (0 for a line that is not an id): false at its end. */
+static bool next_task_id(const char **p, pid_t *ret)
 {
-        char *end;
+        const char *end;
 
-        while (*p && **p && !isdigit((unsigned char) **p))
-                (*p)++;
-        if (!*p || !**p)
+        if (**p == '\0')
                 return false;
-        *ret = strtol(*p, &end, 10);
-        *p = end;
+        end = strchrnul(*p, '\n');
+        if (parse_id(*p, end, ret) < 0)
+                *ret = 0;
+        *p = *end ? end + 1 : end;
         return true;
 }
 
 int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
 {
         _cleanup_free_ char *buf = NULL;
-        long id;
+        pid_t id;
         int r;
 
         r = read_tasks(root_fd, ctrl, name, &buf);
@@ -359,7 +359,9 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
         if (r < 0)
                 return r;
         for (const char *p = buf; next_task_id(&p, &id);) {
-                r = proc_is_running(proc_fd, (pid_t) id);
+                if (id == 0)
+                        continue;
+                r = proc_is_running(proc_fd, id);
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
@@ -369,14 +371,14 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
 int rdt_mon_group_has_task(int root_fd, const char *ctrl, const char *name, pid_t pid)
 {
         _cleanup_free_ char *buf = NULL;
-        long id;
+        pid_t id;
         int r;
 
         r = read_tasks(root_fd, ctrl, name, &buf);
         if (r < 0)
                 return r;
         for (const char *p = buf; next_task_id(&p, &id);)
-                if (id == pid)
+                if (id == pid && id != 0)
                         return 1;
         return 0;
 }

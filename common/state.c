@@ -22,11 +22,6 @@ __attribute__((format(printf, 2, 3))) static int bad_state(char **reterr, const 
                 va_start(ap, fmt);
                 (void) vsnprintf(buf, sizeof(buf), fmt, ap);
                 va_end(ap);
-                /* jansson quotes the offending input ("near '...'"), control
-                 * characters included: the reason goes into one log line. */
-                for (char *c = buf; *c; c++)
-                        if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                                *c = '?';
                 *reterr = strdup(buf);
         }
         return -EBADMSG;

@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "log.h"
+#include "text.h"
+
+/* A message longer than this is cut (before escaping). */
+#define LOG_LINE_MAX 1024
 
 static int log_max_level = LOG_INFO;
 static bool log_to_syslog;
@@ -37,8 +41,9 @@ bool log_enabled(int level)
 
 int log_full_errno(int level, int error, const char *fmt, ...)
 {
-        char msg[1024];
+        char msg[LOG_LINE_MAX], line[LOG_LINE_MAX], safe[4 * LOG_LINE_MAX];
         va_list ap;
+        int n;
 
         error = abs(error);
         if (!log_enabled(level))
@@ -47,21 +52,21 @@ int log_full_errno(int level, int error, const char *fmt, ...)
         va_start(ap, fmt);
         (void) vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
+        /* Cut where it must be; the return value says by how much, nobody asks. */
+        if (error)
+                n = snprintf(line, sizeof(line), "%s %s: %s: %s", log_stage, log_container, msg,
+                             strerror(error));
+        else
+                n = snprintf(line, sizeof(line), "%s %s: %s", log_stage, log_container, msg);
+        if (n < 0)
+                return -error;
+        /* Annotations, paths and kernel text end up in messages: whatever
+         * they hold, the line stays one line of the hook's own. */
+        (void) text_escape(safe, sizeof(safe), line);
 
-        if (log_to_syslog) {
-                if (error)
-                        syslog(level, "%s %s: %s: %s", log_stage, log_container, msg,
-                               strerror(error));
-                else
-                        syslog(level, "%s %s: %s", log_stage, log_container, msg);
-        }
-        if (log_to_stderr) {
-                if (error)
-                        fprintf(stderr, "resctrl-mon-hook: %s %s: %s: %s\n", log_stage,
-                                log_container, msg, strerror(error));
-                else
-                        fprintf(stderr, "resctrl-mon-hook: %s %s: %s\n", log_stage, log_container,
-                                msg);
-        }
+        if (log_to_syslog)
+                syslog(level, "%s", safe);
+        if (log_to_stderr)
+                fprintf(stderr, "resctrl-mon-hook: %s\n", safe);
         return -error;
 }

@@ -13,6 +13,7 @@
 
 #include "macro.h"
 #include "state.h"
+#include "text.h"
 #include "tmptree.h"
 
 #define UID "u1"
@@ -313,7 +314,8 @@ START_TEST(test_parse_refuses)
 }
 END_TEST
 
-/* The reason is logged as part of one line, whatever bytes the file holds. */
+/* The reason quotes the file: escaped as every printed string is, it makes
+ * one line of printable text whatever bytes the file holds. */
 START_TEST(test_parse_reason_one_line)
 {
         static const char *const bad[] = {
@@ -325,12 +327,14 @@ START_TEST(test_parse_reason_one_line)
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_free_ char *err = NULL;
+                char safe[TEXT_ESCAPED_SIZE];
 
                 ck_assert_int_eq(pod_state_parse(bad[i], strlen(bad[i]), UID, &s, &err), -EBADMSG);
                 ck_assert_ptr_nonnull(err);
-                for (const char *c = err; *c; c++)
+                text_escape(safe, sizeof(safe), err);
+                for (const char *c = safe; *c; c++)
                         ck_assert_msg((unsigned char) *c >= 0x20 && *c != 0x7f,
-                                      "control character in reason %zu: %s", i, err);
+                                      "control character in reason %zu: %s", i, safe);
         }
 }
 END_TEST
