@@ -30,8 +30,13 @@ struct cfg_parser {
         const char *input;
         size_t len;
         const char *name;
-        char *err;
+        unsigned depth; /* mappings and lists open at the last event read */
+        struct config_problems *problems;
 };
+
+/* A problem the parser cannot step over: the rest of the file stays unread.
+ * Distinct from -EINVAL, a bad value that ends at the next key. */
+#define CFG_UNREADABLE (-EPROTO)
 
 /* A handler reads the value of one key (one or more events) into field. */
 typedef int (*value_parser)(struct cfg_parser *p, const char *key, void *field);
@@ -42,35 +47,93 @@ struct key_def {
         size_t offset;
 };
 
+int config_problems_add(struct config_problems *l, enum config_problem_kind kind,
+                        const char *fmt, ...)
+{
+        struct config_problem *a;
+        va_list ap;
+        char *text;
+        int n;
+
+        if (!l)
+                return 0;
+        va_start(ap, fmt);
+        n = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        a = n >= 0 ? reallocarray(l->items, l->n + 1, sizeof(*a)) : NULL;
+        if (!a) {
+                if (n >= 0)
+                        free(text);
+                return -ENOMEM;
+        }
+        a[l->n++] = (struct config_problem){.kind = kind, .text = text};
+        l->items = a;
+        return 0;
+}
+
+void config_problems_done(struct config_problems *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->items[i].text);
+        free(l->items);
+        *l = (struct config_problems){};
+}
+
+bool config_problems_have(const struct config_problems *l, enum config_problem_kind kind)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (l->items[i].kind == kind)
+                        return true;
+        return false;
+}
+
+static int cfg_report(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
+                      const char *key, const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+/* Records "NAME:LINE: key 'KEY': problem" (-ENOMEM if it cannot). */
+static int cfg_report(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
+                      const char *key, const char *fmt, va_list ap)
+{
+        _cleanup_free_ char *what = NULL;
+
+        if (vasprintf(&what, fmt, ap) < 0)
+                return -ENOMEM;
+        if (key)
+                return config_problems_add(p->problems, kind, "%s:%zu: key '%s': %s", p->name,
+                                           m->line + 1, key, what);
+        return config_problems_add(p->problems, kind, "%s:%zu: %s", p->name, m->line + 1, what);
+}
+
 static int cfg_fail(struct cfg_parser *p, const yaml_mark_t *m, const char *key, const char *fmt,
                     ...) __attribute__((format(printf, 4, 5)));
 
-/* Records "NAME:LINE: key 'KEY': problem" and returns -EINVAL (-ENOMEM if it cannot). */
+/* A bad value of key: recorded, and -EINVAL, so that the key keeps its
+ * default and reading goes on at the next key. */
 static int cfg_fail(struct cfg_parser *p, const yaml_mark_t *m, const char *key, const char *fmt,
                     ...)
 {
-        _cleanup_free_ char *what = NULL;
         va_list ap;
-        int n;
+        int r;
 
         va_start(ap, fmt);
-        n = vasprintf(&what, fmt, ap);
+        r = cfg_report(p, CONFIG_PROBLEM_BAD_VALUE, m, key, fmt, ap);
         va_end(ap);
-        if (n < 0)
-                return -ENOMEM;
-        if (key)
-                n = asprintf(&p->err, "%s:%zu: key '%s': %s", p->name, m->line + 1, key, what);
-        else
-                n = asprintf(&p->err, "%s:%zu: %s", p->name, m->line + 1, what);
-        if (n < 0) {
-                p->err = NULL;
-                return -ENOMEM;
-        }
-        /* Keys come from the file: a "\n" escape must not split the log line. */
-        for (char *c = p->err; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                        *c = '?';
-        return -EINVAL;
+        return r < 0 ? r : -EINVAL;
+}
+
+static int cfg_fail_file(struct cfg_parser *p, const yaml_mark_t *m, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* What ends the reading: recorded, and CFG_UNREADABLE. */
+static int cfg_fail_file(struct cfg_parser *p, const yaml_mark_t *m, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = cfg_report(p, CONFIG_PROBLEM_INCOMPLETE, m, NULL, fmt, ap);
+        va_end(ap);
+        return r < 0 ? r : CFG_UNREADABLE;
 }
 
 static int cfg_syntax_error(struct cfg_parser *p)
@@ -86,7 +149,7 @@ static int cfg_syntax_error(struct cfg_parser *p)
                 for (size_t i = 0; i < y->problem_offset && i < p->len; i++)
                         m.line += p->input[i] == '\n';
         }
-        return cfg_fail(p, &m, NULL, "%s", y->problem ? y->problem : "syntax error");
+        return cfg_fail_file(p, &m, "%s", y->problem ? y->problem : "syntax error");
 }
 
 static const char *event_anchor(const yaml_event_t *e)
@@ -117,16 +180,55 @@ static const char *event_tag(const yaml_event_t *e)
         }
 }
 
+/* The next event, whatever it is, keeping count of the depth. */
+static int cfg_next_raw(struct cfg_parser *p, yaml_event_t *ret)
+{
+        if (!yaml_parser_parse(&p->yaml, ret))
+                return cfg_syntax_error(p);
+        if (ret->type == YAML_SEQUENCE_START_EVENT || ret->type == YAML_MAPPING_START_EVENT)
+                p->depth++;
+        else if (ret->type == YAML_SEQUENCE_END_EVENT || ret->type == YAML_MAPPING_END_EVENT)
+                p->depth--;
+        return 0;
+}
+
+/* Reads on until depth events are open again: the rest of a value whose
+ * parser gave up on it. Nothing in it is looked at (an alias is never
+ * expanded by the event parser, so a skipped alias bomb costs nothing). */
+static int cfg_skip_to_depth(struct cfg_parser *p, unsigned depth)
+{
+        while (p->depth > depth) {
+                _cleanup_yaml_event_ yaml_event_t e = {};
+                int r = cfg_next_raw(p, &e);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Skips one whole value: a scalar, or a list or mapping with all it holds. */
+static int cfg_skip_value(struct cfg_parser *p)
+{
+        _cleanup_yaml_event_ yaml_event_t e = {};
+        unsigned depth = p->depth;
+        int r = cfg_next_raw(p, &e);
+
+        return r < 0 ? r : cfg_skip_to_depth(p, depth);
+}
+
 /* The next event, refusing aliases and anchors outright so that no alias
  * bomb can be built, and tags, which would change what a value means. */
 static int cfg_next(struct cfg_parser *p, const char *key, yaml_event_t *ret)
 {
         yaml_event_t e;
+        int r;
 
-        if (!yaml_parser_parse(&p->yaml, &e))
-                return cfg_syntax_error(p);
+        r = cfg_next_raw(p, &e);
+        if (r < 0)
+                return r;
         if (e.type == YAML_ALIAS_EVENT || event_anchor(&e) || event_tag(&e)) {
-                int r = cfg_fail(p, &e.start_mark, key, "%s are not allowed",
+                r = cfg_fail(p, &e.start_mark, key, "%s are not allowed",
                                  event_tag(&e) ? "tags" : "anchors and aliases");
 
                 yaml_event_delete(&e);
@@ -501,9 +603,34 @@ static int parse_string_map(struct cfg_parser *p, const char *key, void *field)
         return 0;
 }
 
-/* The keys of a mapping whose START event has been read, then its END. Every
- * key is known (a typo is an error, not a silently ignored setting) and
- * appears at most once. */
+/* Parses the value of one known key; a bad value is skipped to its end, so
+ * that the key keeps what it had (its default) and the next key is read. */
+static int parse_value(struct cfg_parser *p, const struct key_def *def, const char *name,
+                       void *base)
+{
+        unsigned depth = p->depth;
+        int r = def->parse(p, name, (char *) base + def->offset);
+
+        if (r != -EINVAL)
+                return r;
+        /* A path says where the hook writes: guessing it leaves the config incomplete. */
+        if (def->parse == parse_path && p->problems)
+                p->problems->items[p->problems->n - 1].kind = CONFIG_PROBLEM_INCOMPLETE;
+        return cfg_skip_to_depth(p, depth);
+}
+
+static int cfg_skip_key(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
+                        const char *name, const char *what)
+{
+        int r = config_problems_add(p->problems, kind, "%s:%zu: key '%s': %s", p->name,
+                                    m->line + 1, name, what);
+
+        return r < 0 ? r : cfg_skip_value(p);
+}
+
+/* The keys of a mapping whose START event has been read, then its END. A key
+ * this binary does not know (a newer one's, or a typo) is reported and
+ * skipped, and so is a second copy of a key; a bad value costs its key only. */
 static int parse_mapping_body(struct cfg_parser *p, const char *prefix, const struct key_def *keys,
                               size_t n, void *base)
 {
@@ -512,10 +639,19 @@ static int parse_mapping_body(struct cfg_parser *p, const char *prefix, const st
         for (;;) {
                 _cleanup_yaml_event_ yaml_event_t k = {};
                 _cleanup_free_ char *name = NULL;
+                unsigned depth = p->depth;
                 size_t i;
                 int r;
 
                 r = cfg_next_item(p, prefix, YAML_MAPPING_END_EVENT, "a key", &k);
+                if (r == -EINVAL) { /* a key that is no string: skip it and its value */
+                        r = cfg_skip_to_depth(p, depth);
+                        if (r >= 0)
+                                r = cfg_skip_value(p);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (r <= 0)
                         return r;
                 if (prefix)
@@ -528,17 +664,19 @@ static int parse_mapping_body(struct cfg_parser *p, const char *prefix, const st
                 for (i = 0; i < n && strcmp(keys[i].name, scalar(&k)) != 0; i++)
                         ;
                 if (i == n)
-                        return cfg_fail(p, &k.start_mark, name, "unknown key");
-                if (seen & (1u << i))
-                        return cfg_fail(p, &k.start_mark, name, "duplicate key");
-                seen |= 1u << i;
-
-                r = keys[i].parse(p, name, (char *) base + keys[i].offset);
+                        r = cfg_skip_key(p, CONFIG_PROBLEM_UNKNOWN_KEY, &k.start_mark, name,
+                                         "unknown key, skipped");
+                else if (seen & (1u << i))
+                        r = cfg_skip_key(p, CONFIG_PROBLEM_BAD_VALUE, &k.start_mark, name,
+                                         "duplicate key, skipped");
+                else {
+                        seen |= 1u << i;
+                        r = parse_value(p, &keys[i], name, base);
+                }
                 if (r < 0)
                         return r;
         }
 }
-
 static const struct key_def log_keys[] = {
     {"level", parse_log_level, offsetof(struct config, log_level)},
     {"syslog", parse_bool, offsetof(struct config, log_syslog)},
@@ -583,8 +721,8 @@ static int parse_root(struct cfg_parser *p, struct config *c)
                 return parse_mapping_body(p, NULL, config_keys, ELEMENTSOF(config_keys), c);
         if (e.type == YAML_SCALAR_EVENT && e.data.scalar.length == 0 && scalar_is_plain(&e))
                 return 0;
-        return cfg_fail(p, &e.start_mark, NULL, "expected a mapping at the top level, found %s",
-                        event_kind(&e));
+        return cfg_fail_file(p, &e.start_mark, "expected a mapping at the top level, found %s",
+                             event_kind(&e));
 }
 
 /* A stream without documents (empty, or only comments) leaves every default. */
@@ -604,7 +742,8 @@ static int parse_stream(struct cfg_parser *p, struct config *c)
                 if (e.type == YAML_STREAM_END_EVENT)
                         return 0;
                 if (docs > 0)
-                        return cfg_fail(p, &e.start_mark, NULL, "more than one YAML document");
+                        return cfg_fail_file(p, &e.start_mark,
+                                             "more than one YAML document; the first is used");
                 r = parse_root(p, c);
                 if (r < 0)
                         return r;
@@ -647,44 +786,10 @@ int config_init(struct config *c)
         return 0;
 }
 
-static int config_copy(const struct config *src, struct config *ret)
+int config_parse(struct config *c, const char *yaml, size_t len, const char *name,
+                 struct config_problems *problems)
 {
-        _cleanup_(config_done) struct config c = *src;
-        int r = 0;
-
-        c.resctrl_path = strdup(src->resctrl_path);
-        c.state_dir = strdup(src->state_dir);
-        c.namespaces = c.exclude_namespaces = (struct string_list){};
-        c.label_selector = c.annotation_selector = (struct string_map){};
-        if (!c.resctrl_path || !c.state_dir)
-                return -ENOMEM;
-        for (size_t i = 0; r == 0 && i < src->namespaces.n; i++)
-                r = string_list_push(&c.namespaces, src->namespaces.items[i]);
-        for (size_t i = 0; r == 0 && i < src->exclude_namespaces.n; i++)
-                r = string_list_push(&c.exclude_namespaces, src->exclude_namespaces.items[i]);
-        for (size_t i = 0; r == 0 && i < src->label_selector.n; i++)
-                r = string_map_push(&c.label_selector, src->label_selector.keys[i],
-                                    src->label_selector.values[i]);
-        for (size_t i = 0; r == 0 && i < src->annotation_selector.n; i++)
-                r = string_map_push(&c.annotation_selector, src->annotation_selector.keys[i],
-                                    src->annotation_selector.values[i]);
-        if (r < 0)
-                return r;
-        *ret = c;
-        c = (struct config){};
-        return 0;
-}
-
-static void cfg_parser_done(struct cfg_parser *p)
-{
-        yaml_parser_delete(&p->yaml);
-        free(p->err);
-}
-
-int config_parse(struct config *c, const char *yaml, size_t len, const char *name, char **reterr)
-{
-        _cleanup_(cfg_parser_done) struct cfg_parser p = {.input = yaml, .len = len, .name = name};
-        _cleanup_(config_done) struct config tmp = {};
+        struct cfg_parser p = {.input = yaml, .len = len, .name = name, .problems = problems};
         int r;
 
         if (len > CONFIG_MAX)
@@ -692,24 +797,16 @@ int config_parse(struct config *c, const char *yaml, size_t len, const char *nam
         if (!yaml_parser_initialize(&p.yaml))
                 return -ENOMEM;
         yaml_parser_set_input_string(&p.yaml, (const unsigned char *) yaml, len);
-
-        /* Parse over a copy, so that *c is untouched on failure. */
-        r = config_copy(c, &tmp);
-        if (r < 0)
-                return r;
-        r = parse_stream(&p, &tmp);
-        if (r < 0) {
-                if (reterr && p.err)
-                        *reterr = TAKE_PTR(p.err);
-                return r;
-        }
-        config_done(c);
-        *c = tmp;
-        tmp = (struct config){};
-        return 0;
+        r = parse_stream(&p, c);
+        yaml_parser_delete(&p.yaml);
+        /* Every key recovers from a bad value of its own: what reaches the top
+         * is the document's own shape (not a mapping, an anchor on it). */
+        if (r == -EINVAL && problems && problems->n > 0)
+                problems->items[problems->n - 1].kind = CONFIG_PROBLEM_INCOMPLETE;
+        return r == -ENOMEM ? r : 0;
 }
 
-int config_load(struct config *c, const char *path, char **reterr)
+int config_load(struct config *c, const char *path, struct config_problems *problems)
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
@@ -722,7 +819,7 @@ int config_load(struct config *c, const char *path, char **reterr)
         r = read_all_fd(fd, CONFIG_MAX, &buf, &len);
         if (r < 0)
                 return r;
-        return config_parse(c, buf, len, path, reterr);
+        return config_parse(c, buf, len, path, problems);
 }
 
 int log_level_from_string(const char *s)

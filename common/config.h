@@ -51,15 +51,50 @@ struct config {
 int config_init(struct config *c);
 void config_done(struct config *c);
 
-/* Loads a YAML file over the values already in *c. 0 on success; -ENOENT if the
- * file does not exist; other -errno if it cannot be read (or is over 1 MiB);
- * -EINVAL for malformed YAML, unknown keys or wrong types, with *reterr set to
- * one malloc'd line "FILE:LINE: key 'KEY': what is wrong". Aliases are refused
- * (no alias bombs). On failure *c keeps its defaults. */
-int config_load(struct config *c, const char *path, char **reterr);
+/* What a config file held that the hook could not use. The policy, so that
+ * a ConfigMap rolled out before its binary, or a typo, never stops cleanup:
+ *  - an unknown key (a newer binary's, or a typo) is skipped;
+ *  - a key whose value is wrong (type, range, a second copy) keeps the value
+ *    it had, the built-in default;
+ *  - a syntax error ends the reading: the keys before it are used, the rest
+ *    keep their defaults; the same for a file that is no mapping at all.
+ * Everything else in the file is used. A config is incomplete when what it
+ * says is not fully known: a syntax error, a file that cannot be read, or a
+ * bad resctrlPath or stateDir (where the hook writes). Then createRuntime
+ * makes nothing (a group made where the operator does not look would leak),
+ * while poststop and gc go on with what was read. */
+enum config_problem_kind {
+        CONFIG_PROBLEM_UNKNOWN_KEY,
+        CONFIG_PROBLEM_BAD_VALUE,
+        CONFIG_PROBLEM_INCOMPLETE,
+};
 
-/* Same, from memory; name is used in error messages. */
-int config_parse(struct config *c, const char *yaml, size_t len, const char *name, char **reterr);
+struct config_problem {
+        enum config_problem_kind kind;
+        char *text; /* "FILE:LINE: key 'KEY': what is wrong", as the file has it */
+};
+
+struct config_problems {
+        struct config_problem *items;
+        size_t n;
+};
+
+/* Appends one problem (l may be NULL: nothing is kept). 0 or -ENOMEM. */
+int config_problems_add(struct config_problems *l, enum config_problem_kind kind,
+                        const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool config_problems_have(const struct config_problems *l, enum config_problem_kind kind);
+void config_problems_done(struct config_problems *l);
+
+/* Loads a YAML file over the values already in *c, as the policy above says,
+ * appending what it could not use to *problems (may be NULL). 0 when the file
+ * was read, problems or not; -ENOENT if it does not exist; other -errno if it
+ * cannot be read (or is over 1 MiB), *c untouched. Aliases, anchors and tags
+ * are refused (no alias bombs, no retyped values). */
+int config_load(struct config *c, const char *path, struct config_problems *problems);
+
+/* Same, from memory; name is used in the problems' text. */
+int config_parse(struct config *c, const char *yaml, size_t len, const char *name,
+                 struct config_problems *problems);
 
 /* "err"/"error", "warn"/"warning", "info", "debug" to a syslog priority; -EINVAL otherwise. */
 int log_level_from_string(const char *s);

@@ -19,7 +19,9 @@
 #include "oci.h"
 #include "proc.h"
 #include "rdt.h"
+#include "settings.h"
 #include "state.h"
+#include "text.h"
 
 /* Where CRI-O and Podman look for oci-hooks(5) files by default, and where
  * OpenShift puts them. */
@@ -84,15 +86,25 @@ static void add(struct checker *k, const char *name, enum level level, const cha
         k->results = a;
 }
 
+/* Every problem of the file, with what the hook does about it: the checks
+ * below then see the config the hook runs with. */
 static void check_config(struct checker *k, const struct command_ctx *ctx)
 {
-        _cleanup_free_ char *why = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
 
-        if (command_load_config(ctx, &k->config, &why) < 0)
-                add(k, "config", LEVEL_FAIL,
-                    "correct the file: the hook ignores it and runs with built-in defaults",
-                    "%s; the checks below use the defaults", why);
-        else
+        if (settings_load(ctx->config_path, ctx->config_explicit, &k->config, &problems) < 0) {
+                k->oom = true;
+                return;
+        }
+        for (size_t i = 0; i < problems.n; i++) {
+                _cleanup_free_ char *fix = NULL;
+
+                if (asprintf(&fix, "correct the file; until then %s",
+                             settings_problem_effect(problems.items[i].kind)) < 0)
+                        fix = NULL;
+                add(k, "config", LEVEL_FAIL, fix, "%s", problems.items[i].text);
+        }
+        if (problems.n == 0)
                 add(k, "config", LEVEL_OK, NULL, "'%s' is valid%s", ctx->config_path,
                     access(ctx->config_path, F_OK) < 0 ? " (absent: built-in defaults)" : "");
 }
@@ -381,14 +393,17 @@ static void check_other_managers(struct checker *k)
                     "every pod-UID-named group is this hook's (%u)", c.ours);
 }
 
+/* Messages quote paths and the config file: one line each, whatever they hold. */
 static void print_text(const struct checker *k)
 {
         for (size_t i = 0; i < k->n; i++) {
                 const struct result *res = &k->results[i];
+                char safe[4 * 1024];
 
-                printf("%-5s %-15s %s\n", level_name(res->level), res->name, res->message);
+                printf("%-5s %-15s %s\n", level_name(res->level), res->name,
+                       text_escape(safe, sizeof(safe), res->message));
                 if (res->fix && res->level != LEVEL_OK)
-                        printf("%-5s %-15s fix: %s\n", "", "", res->fix);
+                        printf("%-5s %-15s fix: %s\n", "", "", text_escape(safe, sizeof(safe), res->fix));
         }
 }
 
@@ -489,16 +504,15 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
         return failed ? COMMAND_FAILED : COMMAND_OK;
 }
 
-int command_load_config(const struct command_ctx *ctx, struct config *c, char **reterr)
+int command_load_config(const struct command_ctx *ctx, struct config *c)
 {
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         int r;
 
         log_setup(ctx->log_level >= 0 ? ctx->log_level : LOG_WARNING, false, true);
-        r = config_load(c, ctx->config_path, reterr);
-        if (r == -ENOENT && !ctx->config_explicit)
-                return 0;
-        if (r < 0 && r != -EINVAL &&
-            asprintf(reterr, "cannot read config '%s': %s", ctx->config_path, strerror(-r)) < 0)
-                *reterr = NULL;
-        return r;
+        r = settings_load(ctx->config_path, ctx->config_explicit, c, &problems);
+        if (r < 0)
+                return r;
+        settings_log_problems(&problems);
+        return 0;
 }

@@ -19,9 +19,9 @@ struct command_ctx {
         int log_level; /* -1: warnings and errors */
 };
 
-/* Sets up logging to stderr and loads the config as the hook does (a missing
- * default file means defaults). 0, or -errno with *reterr a malloc'd line. */
-int command_load_config(const struct command_ctx *ctx, struct config *c, char **reterr);
+/* Sets up logging to stderr and loads the config as the hook does, logging
+ * its problems (settings.h). 0, or -ENOMEM. */
+int command_load_config(const struct command_ctx *ctx, struct config *c);
 
 /* argv[0] is the command's name; options follow. Return an exit status. */
 int check_main(const struct command_ctx *ctx, int argc, char **argv);

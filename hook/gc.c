@@ -482,7 +482,6 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
 {
         _cleanup_(config_done) struct config config = {0};
         _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_free_ char *why = NULL;
         json_auto_t *actions = json_array();
         struct gc gc = {.env = POD_ENV_INIT, .actions = actions};
         const struct config *c = &config;
@@ -495,8 +494,8 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
                 log_error("out of memory");
                 return COMMAND_FAILED;
         }
-        if (command_load_config(ctx, &config, &why) < 0) {
-                log_error("%s", why ? why : "cannot load the config");
+        if (command_load_config(ctx, &config) < 0) {
+                log_error("out of memory");
                 return COMMAND_FAILED;
         }
         r = proc_open(&proc_fd);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,21 +15,19 @@
 #include "oci.h"
 #include "outcome.h"
 #include "proc.h"
+#include "settings.h"
 #include "stage.h"
 #include "state.h"
 
-/* Exit statuses (documented in the README). */
+/* Exit statuses (documented in the README). A stage run never exits with
+ * EXIT_USAGE: a runtime would refuse the container for a typo in hooks.d. */
 #define EXIT_OK 0     /* done, deliberately skipped, or failed under failurePolicy: ignore */
 #define EXIT_FAILED 1 /* createRuntime failed under failurePolicy: fail */
-#define EXIT_USAGE 2  /* bad command line */
+#define EXIT_USAGE 2  /* bad command line of check, status or gc */
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */
 #define STATE_MAX_BYTES (4u << 20)
-/* Runtimes write the state at once and close the pipe. One that keeps it open
- * must not hold the container start: runc waits forever for a hook that has
- * no "timeout". */
-#define STATE_READ_TIMEOUT_MS 2000u
 
 enum stage {
         STAGE_CREATE,
@@ -37,12 +36,13 @@ enum stage {
 
 struct args {
         enum stage stage;
-        const char *stage_name;
+        const char *stage_name; /* NULL when the command line names no known stage */
         const char *config_path;
         bool config_explicit;
         int log_level;  /* -1: from the config */
         char **command; /* "check", "status" or "gc" and its arguments; NULL for a stage */
         int command_argc;
+        bool usage_error; /* a stage run with a bad command line: logged, does nothing */
 };
 
 static void help(void)
@@ -83,7 +83,31 @@ static int parse_stage(const char *s, enum stage *ret)
         return 0;
 }
 
-/* 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on misuse. */
+static bool is_command(const char *s)
+{
+        return strcmp(s, "check") == 0 || strcmp(s, "status") == 0 || strcmp(s, "gc") == 0;
+}
+
+/* Logs the first thing wrong with a stage run's command line. */
+static void usage_error(struct args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void usage_error(struct args *a, const char *fmt, ...)
+{
+        char msg[256];
+        va_list ap;
+
+        if (a->usage_error)
+                return;
+        a->usage_error = true;
+        va_start(ap, fmt);
+        (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        log_error("%s (see --help); nothing done", msg);
+}
+
+/* 1 to go on, 0 to exit successfully (--help, --version), -EINVAL when a
+ * command (check, status, gc) is misused. A stage run's misuse sets
+ * a->usage_error instead: it is the runtime that runs it. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
         static const struct option options[] = {
@@ -93,9 +117,11 @@ static int parse_args(int argc, char **argv, struct args *a)
             {"version", no_argument, NULL, 'V'},
             {0},
         };
-        int c;
+        _cleanup_free_ char *bad = NULL;
+        int c, level;
 
         *a = (struct args){.config_path = HOOK_DEFAULT_CONFIG, .log_level = -1};
+        opterr = 0; /* errors are logged here, once, where the runtime keeps them */
         /* "+": stop at the first non-option, so that a command's options are its own. */
         while ((c = getopt_long(argc, argv, "+c:l:hV", options, NULL)) >= 0) {
                 switch (c) {
@@ -104,11 +130,11 @@ static int parse_args(int argc, char **argv, struct args *a)
                         a->config_explicit = true;
                         break;
                 case 'l':
-                        a->log_level = log_level_from_string(optarg);
-                        if (a->log_level < 0) {
-                                log_error("unknown log level '%s'", optarg);
-                                return -EINVAL;
-                        }
+                        level = log_level_from_string(optarg);
+                        if (level >= 0)
+                                a->log_level = level;
+                        else if (!bad && asprintf(&bad, "unknown log level '%s'", optarg) < 0)
+                                bad = NULL;
                         break;
                 case 'h':
                         help();
@@ -117,49 +143,38 @@ static int parse_args(int argc, char **argv, struct args *a)
                         printf("resctrl-mon-hook %s\n", HOOK_VERSION);
                         return 0;
                 default:
-                        return -EINVAL;
+                        if (!bad && asprintf(&bad, "unknown option or missing argument '%s'",
+                                             argv[optind - 1]) < 0)
+                                bad = NULL;
+                        break;
                 }
         }
-        if (optind < argc &&
-            (strcmp(argv[optind], "check") == 0 || strcmp(argv[optind], "status") == 0 ||
-             strcmp(argv[optind], "gc") == 0)) {
+        if (optind < argc && is_command(argv[optind])) {
+                if (bad) {
+                        log_error("%s (see --help)", bad);
+                        return -EINVAL;
+                }
                 a->command = argv + optind;
                 a->command_argc = argc - optind;
                 return 1;
         }
-        if (optind != argc - 1) {
-                log_error("expected exactly one STAGE argument (see --help)");
-                return -EINVAL;
-        }
-        a->stage_name = argv[optind];
-        if (parse_stage(a->stage_name, &a->stage) < 0) {
-                log_error("unknown stage '%s' (createRuntime, prestart or poststop)",
-                          a->stage_name);
-                return -EINVAL;
-        }
+        if (optind < argc && parse_stage(argv[optind], &a->stage) >= 0)
+                a->stage_name = argv[optind];
+        if (bad)
+                usage_error(a, "%s", bad);
+        else if (optind == argc)
+                usage_error(a, "no STAGE argument");
+        else if (!a->stage_name)
+                usage_error(a, "unknown stage '%s' (createRuntime, prestart or poststop)",
+                            argv[optind]);
+        else if (optind != argc - 1)
+                usage_error(a, "unexpected argument '%s' after the stage", argv[optind + 1]);
         return 1;
 }
 
-/* A missing default config means built-in defaults; a missing --config is an error. */
-static int load_config(const struct args *a, struct config *c)
-{
-        _cleanup_free_ char *why = NULL;
-        int r;
-
-        r = config_load(c, a->config_path, &why);
-        if (r == -ENOENT && !a->config_explicit)
-                return 0;
-        if (r == -EINVAL) {
-                log_error("%s", why);
-                return r;
-        }
-        if (r < 0)
-                return log_error_errno(r, "cannot read config '%s'", a->config_path);
-        return 0;
-}
-
 /* Turns what was read from stdin into a parsed state, logging what was wrong. */
-static int parse_state(int read_result, const char *buf, size_t len, struct oci_state *ret)
+static int parse_state(int read_result, const char *buf, size_t len, unsigned waited_ms,
+                       struct oci_state *ret)
 {
         _cleanup_free_ char *why = NULL;
         int r;
@@ -169,7 +184,7 @@ static int parse_state(int read_result, const char *buf, size_t len, struct oci_
                                        STATE_MAX_BYTES);
         if (read_result == -ETIMEDOUT)
                 return log_error_errno(read_result, "no end of the state on stdin within %u ms",
-                                       STATE_READ_TIMEOUT_MS);
+                                       waited_ms);
         if (read_result < 0)
                 return log_error_errno(read_result, "cannot read the state from stdin");
 
@@ -194,7 +209,7 @@ static int identify(const struct oci_state *state, struct pod_identity *ret)
 }
 
 static int run_stage(const struct args *a, const struct config *c, const struct oci_state *state,
-                     const struct pod_identity *pod, const char **ret_outcome)
+                     const struct pod_identity *pod, int64_t deadline, const char **ret_outcome)
 {
         _cleanup_close_ int proc_fd = -EBADF;
         struct hook_ctx ctx;
@@ -204,14 +219,17 @@ static int run_stage(const struct args *a, const struct config *c, const struct 
         if (r < 0)
                 return log_error_errno(r, "cannot open /proc");
 
-        ctx = (struct hook_ctx){.config = c, .state = state, .pod = pod, .proc_fd = proc_fd};
+        ctx = (struct hook_ctx){
+            .config = c, .state = state, .pod = pod, .proc_fd = proc_fd, .deadline = deadline};
         if (a->stage == STAGE_CREATE)
                 return stage_create(&ctx, ret_outcome);
         return stage_poststop(&ctx, ret_outcome);
 }
 
-/* Counts the run's outcome for status; a failure costs the count only. */
-static void count_outcome(const struct config *c, const struct args *a, int r, const char *outcome)
+/* Counts the run's outcome, and whether its config had problems, for
+ * status; a failure costs the count only. */
+static void count_outcome(const struct config *c, const struct args *a,
+                          const struct config_problems *problems, int r, const char *outcome)
 {
         _cleanup_close_ int fd = -EBADF;
         int q;
@@ -220,9 +238,17 @@ static void count_outcome(const struct config *c, const struct args *a, int r, c
         if (access(c->state_dir, F_OK) < 0)
                 return;
         q = state_dir_open(c->state_dir, &fd);
-        if (q >= 0)
+        if (q >= 0 && a->usage_error)
+                q = outcome_count(fd, "usage", "error");
+        else if (q >= 0)
                 q = outcome_count(fd, a->stage == STAGE_CREATE ? "createRuntime" : "poststop",
                                   r < 0 ? "error" : outcome);
+        if (q >= 0 && problems->n > 0)
+                q = outcome_count(fd, "config",
+                                  config_problems_have(problems, CONFIG_PROBLEM_BAD_VALUE) ||
+                                          config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE)
+                                      ? "error"
+                                      : "unknown key");
         if (q < 0)
                 log_debug("cannot count the outcome: %s", strerror(-q));
 }
@@ -245,10 +271,39 @@ static int run_command(const struct args *a)
         return status_main(&ctx, a->command_argc, a->command);
 }
 
+/* The state, who it is for, and what to do: 0 when the run ends here
+ * (*ret_outcome says why, or nothing for a container that is not a pod's),
+ * 1 to run the stage, -errno (logged). */
+static int prepare(const struct args *a, const struct config_problems *problems, int read_result,
+                   const char *input, size_t len, unsigned waited_ms, struct oci_state *state,
+                   struct pod_identity *pod, const char **ret_outcome)
+{
+        int r;
+
+        if (a->usage_error)
+                return -EINVAL;
+        r = parse_state(read_result, input, len, waited_ms, state);
+        if (r < 0)
+                return r;
+        log_set_context(a->stage_name, state->id);
+        r = identify(state, pod);
+        if (r <= 0) {
+                *ret_outcome = NULL; /* not a pod's container: not ours, silently */
+                return r;
+        }
+        if (a->stage == STAGE_CREATE &&
+            config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE)) {
+                *ret_outcome = "config error"; /* logged with the problem */
+                return 0;
+        }
+        return 1;
+}
+
 int main(int argc, char **argv)
 {
-        int64_t start = now_usec();
+        int64_t start = now_usec(), deadline;
         _cleanup_(config_done) struct config config = {0};
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         _cleanup_(oci_state_done) struct oci_state state = {0};
         _cleanup_free_ char *input = NULL;
         struct pod_identity pod = {.uid = "-"};
@@ -265,38 +320,40 @@ int main(int argc, char **argv)
                 return run_command(&a);
         log_set_context(a.stage_name, NULL);
 
-        /* Read stdin before anything can fail: a runtime writing the state must
-         * never block or see EPIPE because the hook left early. */
-        read_result =
-            read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES,
-                              start + (int64_t) STATE_READ_TIMEOUT_MS * 1000, &input, &len);
-
-        if (config_init(&config) < 0) {
+        if (config_init(&config) < 0 ||
+            settings_load(a.config_path, a.config_explicit, &config, &problems) < 0) {
                 log_error("out of memory");
                 return EXIT_OK;
         }
-        /* Without a valid config the operator has not chosen to fail: fail open. */
-        if (load_config(&a, &config) < 0)
-                return EXIT_OK;
         log_setup(a.log_level >= 0 ? a.log_level : config.log_level, config.log_syslog,
                   config.log_stderr);
+        /* One deadline for everything the run waits for (stdin, the pod lock,
+         * the resctrl lock), below the runtime's timeout: a runtime that kills
+         * a hook fails the container whatever failurePolicy says. */
+        deadline = start + (int64_t) config.lock_timeout_ms * 1000;
 
-        r = parse_state(read_result, input, len, &state);
-        if (r >= 0) {
-                log_set_context(a.stage_name, state.id);
-                r = identify(&state, &pod);
-                if (r == 0)
-                        return EXIT_OK; /* not a pod's container: not ours, silently */
-        }
+        /* Read stdin before anything can fail: a runtime writing the state must
+         * never block or see EPIPE because the hook left early. */
+        read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES, deadline, &input, &len);
+        settings_log_problems(&problems);
+
+        r = prepare(&a, &problems, read_result, input, len, config.lock_timeout_ms, &state, &pod,
+                    &outcome);
+        if (r == 0 && !outcome)
+                return EXIT_OK;
         if (r > 0)
-                r = run_stage(&a, &config, &state, &pod, &outcome);
+                r = run_stage(&a, &config, &state, &pod, deadline, &outcome);
 
-        log_full_errno(LOG_INFO, 0, "pod=%s namespace=%s outcome=%s elapsed_us=%lld", pod.uid,
-                       pod.namespace ? pod.namespace : "-", outcome,
-                       (long long) (now_usec() - start));
-        count_outcome(&config, &a, r, outcome);
+        if (!a.usage_error)
+                log_full_errno(LOG_INFO, 0, "pod=%s namespace=%s outcome=%s elapsed_us=%lld",
+                               pod.uid, pod.namespace ? pod.namespace : "-", outcome,
+                               (long long) (now_usec() - start));
+        count_outcome(&config, &a, &problems, r, outcome);
 
-        if (r < 0 && a.stage == STAGE_CREATE && config.failure_policy == FAILURE_POLICY_FAIL)
+        /* An incomplete config's failurePolicy is not known to be the operator's. */
+        if (r < 0 && a.stage_name && a.stage == STAGE_CREATE &&
+            config.failure_policy == FAILURE_POLICY_FAIL &&
+            !config_problems_have(&problems, CONFIG_PROBLEM_INCOMPLETE))
                 return EXIT_FAILED;
         return EXIT_OK;
 }

@@ -2,6 +2,8 @@
 /* What the hook does at each stage, for one container of one pod. */
 #pragma once
 
+#include <stdint.h>
+
 #include "config.h"
 #include "oci.h"
 
@@ -16,6 +18,7 @@ struct hook_ctx {
         const struct oci_state *state;
         const struct pod_identity *pod;
         int proc_fd;
+        int64_t deadline; /* now_usec() time by which every wait of the run gives up */
 };
 
 /* createRuntime/prestart: put the container's init into the pod's monitoring

@@ -752,8 +752,8 @@ int status_main(const struct command_ctx *ctx, int argc, char **argv)
                 log_error("out of memory");
                 return COMMAND_FAILED;
         }
-        if (command_load_config(ctx, &config, &why) < 0) {
-                log_error("%s", why ? why : "cannot load the config");
+        if (command_load_config(ctx, &config) < 0) {
+                log_error("out of memory");
                 return COMMAND_FAILED;
         }
         nv.config = &config;

@@ -57,9 +57,9 @@ static void assert_defaults(const struct config *c)
         config_done(&d);
 }
 
-static int parse(struct config *c, const char *yaml, char **reterr)
+static int parse(struct config *c, const char *yaml, struct config_problems *problems)
 {
-        return config_parse(c, yaml, strlen(yaml), "test.yaml", reterr);
+        return config_parse(c, yaml, strlen(yaml), "test.yaml", problems);
 }
 
 START_TEST(test_defaults)
@@ -92,13 +92,13 @@ START_TEST(test_sample)
         static const char sample[] = TEST_SOURCE_DIR "/../config/config.yaml";
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL, *uncommented = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         size_t len, n = 0, settings = 0;
-        char *err = NULL;
         struct config c;
-        int r;
 
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(config_load(&c, sample, &err), 0);
+        ck_assert_int_eq(config_load(&c, sample, &problems), 0);
+        ck_assert_uint_eq(problems.n, 0);
         assert_defaults(&c);
 
         /* "#key: value" lines are the settings, "# text" lines the explanations. */
@@ -117,8 +117,8 @@ START_TEST(test_sample)
                 uncommented[n++] = text[i];
         }
         ck_assert_uint_eq(settings, 12); /* every top-level key */
-        r = config_parse(&c, uncommented, n, "sample", &err);
-        ck_assert_msg(r == 0, "%d %s", r, err ? err : "");
+        ck_assert_int_eq(config_parse(&c, uncommented, n, "sample", &problems), 0);
+        ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
         assert_defaults(&c);
         config_done(&c);
 }
@@ -126,13 +126,13 @@ END_TEST
 
 START_TEST(test_full_file)
 {
-        char *err = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         struct config c;
-        int r;
 
         ck_assert_int_eq(config_init(&c), 0);
-        r = config_load(&c, TEST_SOURCE_DIR "/fixtures/config/full.yaml", &err);
-        ck_assert_msg(r == 0, "%d %s", r, err ? err : "");
+        ck_assert_int_eq(config_load(&c, TEST_SOURCE_DIR "/fixtures/config/full.yaml", &problems),
+                         0);
+        ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
         ck_assert_str_eq(c.resctrl_path, "/tmp/fake-resctrl");
         ck_assert_str_eq(c.state_dir, "/var/run/rmh state");
         ck_assert(!c.require_resctrl_fs);
@@ -169,13 +169,13 @@ START_TEST(test_empty_documents)
         };
 
         for (size_t i = 0; i < ELEMENTSOF(empty); i++) {
-                char *err = NULL;
+                _cleanup_(config_problems_done) struct config_problems problems = {0};
                 struct config c;
-                int r;
 
                 ck_assert_int_eq(config_init(&c), 0);
-                r = parse(&c, empty[i], &err);
-                ck_assert_msg(r == 0, "'%s': %d %s", empty[i], r, err ? err : "");
+                ck_assert_int_eq(parse(&c, empty[i], &problems), 0);
+                ck_assert_msg(problems.n == 0, "'%s': %s", empty[i],
+                              problems.n ? problems.items[0].text : "");
                 assert_defaults(&c);
                 config_done(&c);
         }
@@ -206,117 +206,155 @@ START_TEST(test_overlay)
 END_TEST
 
 static const struct {
-        const char *yaml, *err;
+        const char *yaml;
+        enum config_problem_kind kind;
+        const char *err;
 } bad_cases[] = {
     /* keys */
-    {"lockTimeoutMs: 5\nresctrlpath: /x\n", "test.yaml:2: key 'resctrlpath': unknown key"},
-    {"log:\n  level: info\n  color: true\n", "test.yaml:3: key 'log.color': unknown key"},
-    {"stateDir: /a\n\nstateDir: /b\n", "test.yaml:3: key 'stateDir': duplicate key"},
-    {"log: {level: info, level: debug}\n", "test.yaml:1: key 'log.level': duplicate key"},
-    {"\"a\\nb\": 1\n", "test.yaml:1: key 'a?b': unknown key"},
-    {"? [a]\n: b\n", "test.yaml:1: expected a key, found a list"},
+    {"lockTimeoutMs: 5\nresctrlpath: /x\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:2: key 'resctrlpath': unknown key, skipped"},
+    {"log:\n  level: info\n  color: true\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:3: key 'log.color': unknown key, skipped"},
+    {"stateDir: /a\n\nstateDir: /b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'stateDir': duplicate key, skipped"},
+    {"log: {level: info, level: debug}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'log.level': duplicate key, skipped"},
+    {"\"a\\nb\": 1\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:1: key 'a\nb': unknown key, skipped"},
+    {"? [a]\n: b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: expected a key, found a list"},
     /* types */
-    {"resctrlPath: sys/fs/resctrl\n",
-     "test.yaml:1: key 'resctrlPath': 'sys/fs/resctrl' is not an absolute path"},
-    {"stateDir:\n", "test.yaml:1: key 'stateDir': expected an absolute path, found no value"},
-    {"stateDir: {a: b}\n", "test.yaml:1: key 'stateDir': expected an absolute path, found a "
+    {"resctrlPath: sys/fs/resctrl\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'resctrlPath': 'sys/fs/resctrl' is not an absolute path"},
+    {"stateDir:\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': expected an absolute path, found no value"},
+    {"stateDir: {a: b}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': expected an absolute path, found a "
                            "mapping"},
-    {"requireResctrlFs: yes\n", "test.yaml:1: key 'requireResctrlFs': 'yes' is not true or "
+    {"requireResctrlFs: yes\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': 'yes' is not true or "
                                 "false"},
-    {"requireResctrlFs: \"true\"\n",
-     "test.yaml:1: key 'requireResctrlFs': expected true or false, found a string"},
-    {"requireResctrlFs: [true]\n",
-     "test.yaml:1: key 'requireResctrlFs': expected true or false, found a list"},
-    {"lockTimeoutMs: yes\n", "test.yaml:1: key 'lockTimeoutMs': 'yes' is not an integer in "
+    {"requireResctrlFs: \"true\"\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': expected true or false, found a string"},
+    {"requireResctrlFs: [true]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': expected true or false, found a list"},
+    {"lockTimeoutMs: yes\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': 'yes' is not an integer in "
                              "[1, 600000]"},
-    {"lockTimeoutMs: -1\n", "test.yaml:1: key 'lockTimeoutMs': '-1' is not an integer in "
+    {"lockTimeoutMs: -1\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '-1' is not an integer in "
                             "[1, 600000]"},
-    {"lockTimeoutMs: 0\n", "test.yaml:1: key 'lockTimeoutMs': '0' is not an integer in "
+    {"lockTimeoutMs: 0\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '0' is not an integer in "
                            "[1, 600000]"},
-    {"lockTimeoutMs: 600001\n", "test.yaml:1: key 'lockTimeoutMs': '600001' is not an "
+    {"lockTimeoutMs: 600001\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '600001' is not an "
                                 "integer in [1, 600000]"},
-    {"lockTimeoutMs: 99999999999999999999\n",
-     "test.yaml:1: key 'lockTimeoutMs': '99999999999999999999' is not an integer in "
+    {"lockTimeoutMs: 99999999999999999999\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '99999999999999999999' is not an integer in "
      "[1, 600000]"},
-    {"lockTimeoutMs: 1.5\n", "test.yaml:1: key 'lockTimeoutMs': '1.5' is not an integer in "
+    {"lockTimeoutMs: 1.5\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '1.5' is not an integer in "
                              "[1, 600000]"},
-    {"lockTimeoutMs: 0x10\n", "test.yaml:1: key 'lockTimeoutMs': '0x10' is not an integer "
+    {"lockTimeoutMs: 0x10\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '0x10' is not an integer "
                               "in [1, 600000]"},
-    {"lockTimeoutMs: 010\n", "test.yaml:1: key 'lockTimeoutMs': '010' is not an integer in "
+    {"lockTimeoutMs: 010\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '010' is not an integer in "
                              "[1, 600000]"},
-    {"lockTimeoutMs: '10'\n",
-     "test.yaml:1: key 'lockTimeoutMs': expected an integer, found a string"},
-    {"removeDelaySeconds: -1\n", "test.yaml:1: key 'removeDelaySeconds': '-1' is not an "
+    {"lockTimeoutMs: '10'\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': expected an integer, found a string"},
+    {"removeDelaySeconds: -1\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '-1' is not an "
                                  "integer in [0, 604800]"},
-    {"removeDelaySeconds: 604801\n", "test.yaml:1: key 'removeDelaySeconds': '604801' is not "
+    {"removeDelaySeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '604801' is not "
                                      "an integer in [0, 604800]"},
-    {"removeDelaySeconds: 00\n", "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
+    {"removeDelaySeconds: 00\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
                                  "integer in [0, 604800]"},
-    {"removeDelaySeconds: 30s\n", "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
+    {"removeDelaySeconds: 30s\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
                                   "integer in [0, 604800]"},
-    {"failurePolicy: abort\n", "test.yaml:1: key 'failurePolicy': 'abort' is not ignore or "
+    {"failurePolicy: abort\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'failurePolicy': 'abort' is not ignore or "
                                "fail"},
-    {"failurePolicy: Ignore\n", "test.yaml:1: key 'failurePolicy': 'Ignore' is not ignore "
+    {"failurePolicy: Ignore\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'failurePolicy': 'Ignore' is not ignore "
                                 "or fail"},
-    {"runtimeMonitoring: both\n",
-     "test.yaml:1: key 'runtimeMonitoring': 'both' is not skip or override"},
-    {"log:\n  level: verbose\n", "test.yaml:2: key 'log.level': 'verbose' is not err, error, "
+    {"runtimeMonitoring: both\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'runtimeMonitoring': 'both' is not skip or override"},
+    {"log:\n  level: verbose\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'log.level': 'verbose' is not err, error, "
                                  "warn, warning, info or debug"},
-    {"log: info\n", "test.yaml:1: key 'log': expected a mapping, found a scalar"},
-    {"log:\n  syslog: no\n", "test.yaml:2: key 'log.syslog': 'no' is not true or false"},
-    {"namespaces: shop\n", "test.yaml:1: key 'namespaces': expected a list, found a scalar"},
-    {"namespaces: {a: b}\n", "test.yaml:1: key 'namespaces': expected a list, found a "
+    {"log: info\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'log': expected a mapping, found a scalar"},
+    {"log:\n  syslog: no\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'log.syslog': 'no' is not true or false"},
+    {"namespaces: shop\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': expected a list, found a scalar"},
+    {"namespaces: {a: b}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': expected a list, found a "
                              "mapping"},
-    {"namespaces:\n  - a\n  - [b]\n",
-     "test.yaml:3: key 'namespaces': expected a string, found a list"},
-    {"namespaces:\n  - a\n  -\n  - b\n",
-     "test.yaml:3: key 'namespaces': expected a string, found no value"},
-    {"excludeNamespaces: [\"a\\0b\"]\n",
-     "test.yaml:1: key 'excludeNamespaces': contains a NUL character"},
-    {"labelSelector: [a]\n", "test.yaml:1: key 'labelSelector': expected a mapping, found a "
+    {"namespaces:\n  - a\n  - [b]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'namespaces': expected a string, found a list"},
+    {"namespaces:\n  - a\n  -\n  - b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'namespaces': expected a string, found no value"},
+    {"excludeNamespaces: [\"a\\0b\"]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'excludeNamespaces': contains a NUL character"},
+    {"labelSelector: [a]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'labelSelector': expected a mapping, found a "
                              "list"},
-    {"labelSelector:\n  app: web\n  app: db\n",
-     "test.yaml:3: key 'labelSelector': duplicate key 'app'"},
-    {"annotationSelector: {a: {b: c}}\n",
-     "test.yaml:1: key 'annotationSelector': expected a string, found a mapping"},
-    {"annotationSelector: {a: }\n",
-     "test.yaml:1: key 'annotationSelector': expected a string, found no value"},
+    {"labelSelector:\n  app: web\n  app: db\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'labelSelector': duplicate key 'app'"},
+    {"annotationSelector: {a: {b: c}}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'annotationSelector': expected a string, found a mapping"},
+    {"annotationSelector: {a: }\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'annotationSelector': expected a string, found no value"},
     /* structure */
-    {"- a\n- b\n", "test.yaml:1: expected a mapping at the top level, found a list"},
-    {"just text\n", "test.yaml:1: expected a mapping at the top level, found a scalar"},
-    {"lockTimeoutMs: 5\n---\nlockTimeoutMs: 6\n", "test.yaml:2: more than one YAML document"},
+    {"- a\n- b\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: expected a mapping at the top level, found a list"},
+    {"just text\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: expected a mapping at the top level, found a scalar"},
+    {"lockTimeoutMs: 5\n---\nlockTimeoutMs: 6\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: more than one YAML document; the first is used"},
     /* anchors, aliases, tags */
-    {"namespaces: &ns [a]\nexcludeNamespaces: *ns\n",
-     "test.yaml:1: key 'namespaces': anchors and aliases are not allowed"},
-    {"namespaces: [a]\nexcludeNamespaces: *ns\n", "test.yaml:2: key 'excludeNamespaces': "
+    {"namespaces: &ns [a]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': anchors and aliases are not allowed"},
+    {"namespaces: [a]\nexcludeNamespaces: *ns\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'excludeNamespaces': "
                                                   "anchors and aliases are not allowed"},
-    {"&top {}\n", "test.yaml:1: anchors and aliases are not allowed"},
-    {"lockTimeoutMs: !!int 5\n", "test.yaml:1: key 'lockTimeoutMs': tags are not allowed"},
-    {"stateDir: !!str /x\n", "test.yaml:1: key 'stateDir': tags are not allowed"},
+    {"&top {}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: anchors and aliases are not allowed"},
+    {"lockTimeoutMs: !!int 5\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': tags are not allowed"},
+    {"stateDir: !!str /x\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': tags are not allowed"},
     /* syntax: libyaml's own words */
-    {"lockTimeoutMs: 5\nlog:\n\tlevel: info\n",
-     "test.yaml:3: found character that cannot start any token"},
-    {"lockTimeoutMs: 5\n\tstateDir: /x\n",
-     "test.yaml:2: found a tab character that violates indentation"},
-    {"lockTimeoutMs: 5\nnamespaces: [a, b\n", "test.yaml:3: did not find expected ',' or ']'"},
-    {"stateDir: /x\nstateDir /y\nlog: {}\n", "test.yaml:3: could not find expected ':'"},
-    {"namespaces: [a]\nlog: {level: \"info}\n", "test.yaml:3: found unexpected end of stream"},
-    {"a: 1\n\n\nb: \xc3\x28\n", "test.yaml:4: invalid trailing UTF-8 octet"},
-    {"stateDir: /x\n\x01\n", "test.yaml:2: control characters are not allowed"},
+    {"lockTimeoutMs: 5\nlog:\n\tlevel: info\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: found character that cannot start any token"},
+    {"lockTimeoutMs: 5\n\tstateDir: /x\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: found a tab character that violates indentation"},
+    {"lockTimeoutMs: 5\nnamespaces: [a, b\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: did not find expected ',' or ']'"},
+    {"stateDir: /x\nstateDir /y\nlog: {}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: could not find expected ':'"},
+    {"namespaces: [a]\nlog: {level: \"info}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: found unexpected end of stream"},
+    {"lockTimeoutMs: 1\n\n\nremoveDelaySeconds: \xc3\x28\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:4: invalid trailing UTF-8 octet"},
+    {"stateDir: /x\n\x01\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: control characters are not allowed"},
 };
 
-START_TEST(test_reject)
+/* One problem, named as the case says; a key-level one costs that key only. */
+START_TEST(test_problem)
 {
-        char *err = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
+        _cleanup_free_ char *more = NULL;
+        const char *yaml = bad_cases[_i].yaml;
         struct config c;
 
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(parse(&c, bad_cases[_i].yaml, &err), -EINVAL);
-        ck_assert_ptr_nonnull(err);
-        ck_assert_str_eq(err, bad_cases[_i].err);
-        /* Nothing was applied, not even the keys before the error. */
-        assert_defaults(&c);
-        free(err);
+        ck_assert_int_eq(parse(&c, yaml, &problems), 0);
+        ck_assert_uint_eq(problems.n, 1);
+        ck_assert_str_eq(problems.items[0].text, bad_cases[_i].err);
+        ck_assert_int_eq(problems.items[0].kind, bad_cases[_i].kind);
+        config_done(&c);
+        if (bad_cases[_i].kind == CONFIG_PROBLEM_INCOMPLETE)
+                return;
+
+        /* Reading goes on after it: a key that follows is used. */
+        config_problems_done(&problems);
+        ck_assert_int_eq(config_init(&c), 0);
+        ck_assert_int_ge(asprintf(&more, "%sfailurePolicy: fail\n", yaml), 0);
+        ck_assert_int_eq(parse(&c, more, &problems), 0);
+        ck_assert_uint_ge(problems.n, 1);
+        if (!strstr(yaml, "failurePolicy"))
+                ck_assert_int_eq(c.failure_policy, FAILURE_POLICY_FAIL);
+        config_done(&c);
+}
+END_TEST
+
+/* A bad value costs its key only; a syntax error keeps what was read before it. */
+START_TEST(test_partial)
+{
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
+        struct config c;
+
+        ck_assert_int_eq(config_init(&c), 0);
+        ck_assert_int_eq(parse(&c,
+                               "lockTimeoutMs: 0\nremoveDelaySeconds: 3\nnewKey: {a: [1, 2]}\n"
+                               "namespaces: [a, {b: c}, d]\nexcludeNamespaces: [x]\n",
+                               &problems),
+                         0);
+        ck_assert_uint_eq(c.lock_timeout_ms, CONFIG_DEFAULT_LOCK_TIMEOUT_MS);
+        ck_assert_uint_eq(c.remove_delay_sec, 3);
+        ck_assert_uint_eq(c.namespaces.n, 0);
+        ck_assert_uint_eq(c.exclude_namespaces.n, 1);
+        ck_assert_uint_eq(problems.n, 3);
+        ck_assert_int_eq(problems.items[0].kind, CONFIG_PROBLEM_BAD_VALUE);
+        ck_assert_int_eq(problems.items[1].kind, CONFIG_PROBLEM_UNKNOWN_KEY);
+        ck_assert_str_eq(problems.items[1].text, "test.yaml:3: key 'newKey': unknown key, skipped");
+        ck_assert_int_eq(problems.items[2].kind, CONFIG_PROBLEM_BAD_VALUE);
+        ck_assert(!config_problems_have(&problems, CONFIG_PROBLEM_INCOMPLETE));
+        config_done(&c);
+        config_problems_done(&problems);
+
+        ck_assert_int_eq(config_init(&c), 0);
+        ck_assert_int_eq(parse(&c, "removeDelaySeconds: 4\nnamespaces: [a, b\nlockTimeoutMs: 9\n",
+                               &problems),
+                         0);
+        ck_assert_uint_eq(c.remove_delay_sec, 4);
+        ck_assert_uint_eq(c.namespaces.n, 0);
+        ck_assert_uint_eq(c.lock_timeout_ms, CONFIG_DEFAULT_LOCK_TIMEOUT_MS);
+        ck_assert_uint_eq(problems.n, 1);
+        ck_assert(config_problems_have(&problems, CONFIG_PROBLEM_INCOMPLETE));
         config_done(&c);
 }
 END_TEST
@@ -333,16 +371,23 @@ START_TEST(test_alias_bomb)
                                    "namespaces: [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n";
         static const char bomb_known[] = "namespaces: &a [\"lol\",\"lol\"]\n"
                                          "excludeNamespaces: [*a,*a,*a,*a,*a,*a]\n";
-        char *err = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         struct config c;
 
+        /* Unknown keys are skipped unread; the known one is refused at its aliases. */
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(parse(&c, bomb, &err), -EINVAL);
-        ck_assert_str_eq(err, "test.yaml:1: key 'a': unknown key");
-        free(err);
-        ck_assert_int_eq(parse(&c, bomb_known, &err), -EINVAL);
-        ck_assert_str_eq(err, "test.yaml:1: key 'namespaces': anchors and aliases are not allowed");
-        free(err);
+        ck_assert_int_eq(parse(&c, bomb, &problems), 0);
+        ck_assert_uint_eq(problems.n, 7);
+        ck_assert_str_eq(problems.items[0].text, "test.yaml:1: key 'a': unknown key, skipped");
+        ck_assert_str_eq(problems.items[6].text,
+                         "test.yaml:7: key 'namespaces': anchors and aliases are not allowed");
+        ck_assert_uint_eq(c.namespaces.n, 0);
+        config_problems_done(&problems);
+        ck_assert_int_eq(parse(&c, bomb_known, &problems), 0);
+        ck_assert_uint_eq(problems.n, 2);
+        ck_assert_str_eq(problems.items[0].text,
+                         "test.yaml:1: key 'namespaces': anchors and aliases are not allowed");
+        ck_assert_uint_eq(c.exclude_namespaces.n, 0);
         config_done(&c);
 }
 END_TEST
@@ -353,7 +398,7 @@ START_TEST(test_limits)
         char path[] = "/tmp/test-config-XXXXXX";
         _cleanup_close_ int fd = -EBADF;
         const size_t size = (1u << 20) + 1;
-        char *err = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         struct config c;
         size_t n = 0;
 
@@ -363,12 +408,12 @@ START_TEST(test_limits)
         big = malloc(size);
         ck_assert_ptr_nonnull(big);
         memset(big, '#', size);
-        ck_assert_int_eq(config_parse(&c, big, size, "big", &err), -EFBIG);
+        ck_assert_int_eq(config_parse(&c, big, size, "big", &problems), -EFBIG);
         fd = mkstemp(path);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write_all(fd, big, size), 0);
-        ck_assert_int_eq(config_load(&c, path, &err), -EFBIG);
-        ck_assert_ptr_null(err);
+        ck_assert_int_eq(config_load(&c, path, &problems), -EFBIG);
+        ck_assert_uint_eq(problems.n, 0);
         (void) unlink(path);
 
         /* At most 1024 entries per list. */
@@ -377,9 +422,10 @@ START_TEST(test_limits)
         n = (size_t) sprintf(many, "namespaces: [");
         for (size_t i = 0; i < 1025; i++)
                 n += (size_t) sprintf(many + n, "a%c", i < 1024 ? ',' : ']');
-        ck_assert_int_eq(config_parse(&c, many, n, "many", &err), -EINVAL);
-        ck_assert_str_eq(err, "many:1: key 'namespaces': more than 1024 entries");
-        free(err);
+        ck_assert_int_eq(config_parse(&c, many, n, "many", &problems), 0);
+        ck_assert_uint_eq(problems.n, 1);
+        ck_assert_str_eq(problems.items[0].text, "many:1: key 'namespaces': more than 1024 entries");
+        ck_assert_uint_eq(c.namespaces.n, 0);
         many[n - 3] = ']';
         ck_assert_int_eq(config_parse(&c, many, n - 2, "many", NULL), 0);
         ck_assert_uint_eq(c.namespaces.n, 1024);
@@ -392,27 +438,25 @@ START_TEST(test_load_errors)
         char dir[] = "/tmp/test-config-XXXXXX";
         char path[PATH_MAX];
         _cleanup_close_ int fd = -EBADF;
-        char *err = NULL;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
         struct config c;
 
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(config_load(&c, "/nonexistent/config.yaml", &err), -ENOENT);
-        ck_assert_ptr_null(err);
-
+        ck_assert_int_eq(config_load(&c, "/nonexistent/config.yaml", &problems), -ENOENT);
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        ck_assert_int_eq(config_load(&c, dir, &err), -EISDIR);
+        ck_assert_int_eq(config_load(&c, dir, &problems), -EISDIR);
+        ck_assert_uint_eq(problems.n, 0);
 
         /* The file name in the message is the path given. */
         snprintf(path, sizeof(path), "%s/config.yaml", dir);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write_all(fd, "log:\n  stderr: 1\n", 17), 0);
-        ck_assert_int_eq(config_load(&c, path, &err), -EINVAL);
-        ck_assert_ptr_nonnull(err);
-        ck_assert_str_eq(strstr(err, ":2: key 'log.stderr': '1' is not true or false"),
+        ck_assert_int_eq(config_load(&c, path, &problems), 0);
+        ck_assert_uint_eq(problems.n, 1);
+        ck_assert_str_eq(strstr(problems.items[0].text, ":2: key 'log.stderr': '1' is not true or false"),
                          ":2: key 'log.stderr': '1' is not true or false");
-        ck_assert_int_eq(strncmp(err, path, strlen(path)), 0);
-        free(err);
+        ck_assert_int_eq(strncmp(problems.items[0].text, path, strlen(path)), 0);
         (void) unlink(path);
         (void) rmdir(dir);
         assert_defaults(&c);
@@ -445,7 +489,8 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_full_file);
         tcase_add_test(tc, test_empty_documents);
         tcase_add_test(tc, test_overlay);
-        tcase_add_loop_test(tc, test_reject, 0, ELEMENTSOF(bad_cases));
+        tcase_add_loop_test(tc, test_problem, 0, ELEMENTSOF(bad_cases));
+        tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_alias_bomb);
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_load_errors);

@@ -49,11 +49,10 @@ static void teardown(void)
 
 static void configure(const char *yaml)
 {
-        char *err = NULL;
-        int r;
+        _cleanup_(config_problems_done) struct config_problems problems = {0};
 
-        r = config_parse(&cfg, yaml, strlen(yaml), "test.yaml", &err);
-        ck_assert_msg(r == 0, "%d %s", r, err ? err : "");
+        ck_assert_int_eq(config_parse(&cfg, yaml, strlen(yaml), "test.yaml", &problems), 0);
+        ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
 }
 
 static void load(const char *json)
