@@ -169,6 +169,16 @@ static const char *annotation(const struct oci_state *s, const char *key)
         return json_string_value(json_object_get(s->annotations, key));
 }
 
+/* A namespace, pod or container name as Kubernetes makes them, at most a
+ * DNS subdomain long; anything longer is no such name and is not kept (it
+ * would grow every member file and log line). */
+static const char *name_annotation(const struct oci_state *s, const char *key)
+{
+        const char *v = annotation(s, key);
+
+        return v && strlen(v) <= POD_NAME_MAX ? v : NULL;
+}
+
 int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
 {
         struct pod_identity id = {};
@@ -191,14 +201,14 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
 
         if (id.runtime == POD_RUNTIME_CONTAINERD) {
                 uid = annotation(s, "io.kubernetes.cri.sandbox-uid");
-                id.namespace = annotation(s, "io.kubernetes.cri.sandbox-namespace");
-                id.pod_name = annotation(s, "io.kubernetes.cri.sandbox-name");
-                id.container_name = annotation(s, "io.kubernetes.cri.container-name");
+                id.namespace = name_annotation(s, "io.kubernetes.cri.sandbox-namespace");
+                id.pod_name = name_annotation(s, "io.kubernetes.cri.sandbox-name");
+                id.container_name = name_annotation(s, "io.kubernetes.cri.container-name");
         } else {
                 uid = annotation(s, "io.kubernetes.pod.uid");
-                id.namespace = annotation(s, "io.kubernetes.pod.namespace");
-                id.pod_name = annotation(s, "io.kubernetes.pod.name");
-                id.container_name = annotation(s, "io.kubernetes.container.name");
+                id.namespace = name_annotation(s, "io.kubernetes.pod.namespace");
+                id.pod_name = name_annotation(s, "io.kubernetes.pod.name");
+                id.container_name = name_annotation(s, "io.kubernetes.container.name");
         }
         if (!uid)
                 return 0;

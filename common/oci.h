@@ -33,10 +33,15 @@ enum pod_runtime {
         POD_RUNTIME_OTHER, /* Podman, manual runc/crun: io.kubernetes.pod.uid if present */
 };
 
+/* The longest name Kubernetes gives a pod (a DNS subdomain); namespaces and
+ * container names are shorter still. */
+#define POD_NAME_MAX 253
+
 struct pod_identity {
         char uid[POD_UID_LEN + 1];
         enum pod_runtime runtime;
-        /* Borrowed from the state's annotations; NULL when that runtime's key is absent. */
+        /* Borrowed from the state's annotations; NULL when that runtime's key is
+         * absent or longer than POD_NAME_MAX. */
         const char *namespace;
         const char *pod_name;
         const char *container_name;

@@ -327,6 +327,39 @@ static int identity_of(const char *json, struct pod_identity *ret)
         return r;
 }
 
+/* Names as long as Kubernetes makes them are kept; longer ones are none. */
+START_TEST(test_identity_name_bound)
+{
+        _cleanup_free_ char *json = NULL;
+        struct pod_identity id;
+        struct oci_state s;
+        char name[POD_NAME_MAX + 2];
+
+        for (size_t len = POD_NAME_MAX; len <= POD_NAME_MAX + 1; len++) {
+                memset(name, 'n', len);
+                name[len] = '\0';
+                free(json);
+                ck_assert_int_ge(
+                    asprintf(&json,
+                             "{\"id\":\"c1\",\"annotations\":{\"io.kubernetes.pod.uid\":"
+                             "\"" POD_UID "\",\"io.kubernetes.pod.namespace\":\"%s\","
+                             "\"io.kubernetes.pod.name\":\"%s\"}}",
+                             name, name),
+                    0);
+                ck_assert_int_eq(oci_state_parse(json, strlen(json), &s, NULL), 0);
+                ck_assert_int_eq(oci_pod_identity(&s, &id), 1);
+                if (len == POD_NAME_MAX) {
+                        ck_assert_str_eq(id.namespace, name);
+                        ck_assert_str_eq(id.pod_name, name);
+                } else {
+                        ck_assert_ptr_null(id.namespace);
+                        ck_assert_ptr_null(id.pod_name);
+                }
+                oci_state_done(&s);
+        }
+}
+END_TEST
+
 START_TEST(test_identity_missing_or_malformed)
 {
         struct pod_identity id = {.uid = "untouched"};
@@ -607,6 +640,7 @@ static Suite *oci_suite(void)
         tcase_add_test(id, test_identity_other);
         tcase_add_test(id, test_identity_spoofing);
         tcase_add_test(id, test_identity_missing_or_malformed);
+        tcase_add_test(id, test_identity_name_bound);
         tcase_add_test(id, test_uid_canonicalise);
         suite_add_tcase(s, id);
 
