@@ -7,7 +7,7 @@
 
 static bool byte_is_plain(unsigned char c)
 {
-        return c >= 0x20 && c < 0x7f && c != '\\';
+        return c >= 0x20 && c < 0x7f;
 }
 
 static size_t escaped_width(unsigned char c)

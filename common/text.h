@@ -9,9 +9,9 @@
 /* The longest text a log line or a table cell shows of one string, before escaping. */
 #define TEXT_SHOWN_MAX 256u
 
-/* Copies src into dst (dst_size >= 4), every byte outside printable ASCII and
- * the backslash written as "\xNN", so that no newline, escape sequence or
- * terminal control can reach the reader. Stops at a whole character once dst
+/* Copies src into dst (dst_size >= 4), every byte outside printable ASCII
+ * written as "\xNN", so that no newline, escape sequence or terminal control
+ * can reach the reader. Stops at a whole character once dst
  * is full and then ends the text with "..." (dst_size bounds the escaped
  * length). Returns dst. */
 char *text_escape(char *dst, size_t dst_size, const char *src);

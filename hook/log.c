@@ -50,8 +50,10 @@ int log_full_errno(int level, int error, const char *fmt, ...)
                 return -error;
 
         va_start(ap, fmt);
-        (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+        n = vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
+        if (n >= (int) sizeof(msg)) /* cut: say so */
+                memcpy(msg + sizeof(msg) - 4, "...", 4);
         /* Cut where it must be; the return value says by how much, nobody asks. */
         if (error)
                 n = snprintf(line, sizeof(line), "%s %s: %s: %s", log_stage, log_container, msg,
