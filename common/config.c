@@ -47,8 +47,8 @@ struct key_def {
         size_t offset;
 };
 
-int config_problems_add(struct config_problems *l, enum config_problem_kind kind,
-                        const char *fmt, ...)
+int config_problems_add(struct config_problems *l, enum config_problem_kind kind, const char *fmt,
+                        ...)
 {
         struct config_problem *a;
         va_list ap;
@@ -88,7 +88,8 @@ bool config_problems_have(const struct config_problems *l, enum config_problem_k
 }
 
 static int cfg_report(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
-                      const char *key, const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+                      const char *key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* Records "NAME:LINE: key 'KEY': problem" (-ENOMEM if it cannot). */
 static int cfg_report(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
@@ -229,7 +230,7 @@ static int cfg_next(struct cfg_parser *p, const char *key, yaml_event_t *ret)
                 return r;
         if (e.type == YAML_ALIAS_EVENT || event_anchor(&e) || event_tag(&e)) {
                 r = cfg_fail(p, &e.start_mark, key, "%s are not allowed",
-                                 event_tag(&e) ? "tags" : "anchors and aliases");
+                             event_tag(&e) ? "tags" : "anchors and aliases");
 
                 yaml_event_delete(&e);
                 return r;
@@ -622,8 +623,8 @@ static int parse_value(struct cfg_parser *p, const struct key_def *def, const ch
 static int cfg_skip_key(struct cfg_parser *p, enum config_problem_kind kind, const yaml_mark_t *m,
                         const char *name, const char *what)
 {
-        int r = config_problems_add(p->problems, kind, "%s:%zu: key '%s': %s", p->name,
-                                    m->line + 1, name, what);
+        int r = config_problems_add(p->problems, kind, "%s:%zu: key '%s': %s", p->name, m->line + 1,
+                                    name, what);
 
         return r < 0 ? r : cfg_skip_value(p);
 }

@@ -80,8 +80,8 @@ struct config_problems {
 };
 
 /* Appends one problem (l may be NULL: nothing is kept). 0 or -ENOMEM. */
-int config_problems_add(struct config_problems *l, enum config_problem_kind kind,
-                        const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int config_problems_add(struct config_problems *l, enum config_problem_kind kind, const char *fmt,
+                        ...) __attribute__((format(printf, 3, 4)));
 bool config_problems_have(const struct config_problems *l, enum config_problem_kind kind);
 void config_problems_done(struct config_problems *l);
 

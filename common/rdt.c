@@ -338,7 +338,7 @@ static bool next_task_id(const char **p, pid_t *ret)
 {
         const char *end;
 
-        if (**p == '\0')
+        if (!*p || **p == '\0')
                 return false;
         end = strchrnul(*p, '\n');
         if (parse_id(*p, end, ret) < 0)

@@ -284,6 +284,31 @@ static void note_stages(json_t *stages, struct hooks_seen *seen)
         }
 }
 
+/* What a run does besides waiting (reading /proc, mkdir, the tasks writes,
+ * two saves) takes milliseconds; this leaves it ample room on a busy node. */
+#define HOOK_WORK_MARGIN_MS 1000u
+
+/* The runtime kills a hook at hook.timeout, which fails the container
+ * whatever failurePolicy says: the run's deadline (lockTimeoutMs) must end
+ * well before it. */
+static void check_hook_timeout(struct checker *k, const char *dir, const char *name,
+                               const json_t *timeout)
+{
+        json_int_t ms;
+
+        if (!json_is_integer(timeout))
+                return;
+        ms = json_integer_value(timeout) * 1000;
+        if (ms >= (json_int_t) k->config.lock_timeout_ms + HOOK_WORK_MARGIN_MS)
+                return;
+        add(k, "hooks.d", LEVEL_FAIL,
+            "lower lockTimeoutMs, or raise the file's timeout: a runtime that kills the hook "
+            "refuses the container even under failurePolicy: ignore",
+            "%s/%s: timeout %" JSON_INTEGER_FORMAT " s leaves less than %u ms after "
+            "lockTimeoutMs (%u ms)",
+            dir, name, json_integer_value(timeout), HOOK_WORK_MARGIN_MS, k->config.lock_timeout_ms);
+}
+
 /* One oci-hooks(5) file: is it ours, and does its hook.path exist? */
 static void check_hook_file(struct checker *k, int dir_fd, const char *dir, const char *name,
                             struct hooks_seen *seen)
@@ -302,6 +327,7 @@ static void check_hook_file(struct checker *k, int dir_fd, const char *dir, cons
 
         seen->files++;
         note_stages(json_object_get(root, "stages"), seen);
+        check_hook_timeout(k, dir, name, json_object_get(json_object_get(root, "hook"), "timeout"));
         if (access(path, X_OK) < 0)
                 add(k, "hooks.d", LEVEL_FAIL,
                     "install the hook at that path, or correct hook.path in the file",
@@ -344,26 +370,30 @@ struct group_census {
         char examples[256];
 };
 
-/* A UUID-named group is ours when the pod's state file lists its control group. */
+/* A UUID-named group is ours when the pod's state file lists it as made by the hook. */
 static int census_group(const char *ctrl, const char *mon, void *userdata)
 {
         _cleanup_(pod_state_done) struct pod_state st = {0};
         struct group_census *c = userdata;
         char uid[POD_UID_LEN + 1];
+        const struct group *g;
         size_t len;
 
         if (!mon || pod_uid_canonicalise(mon, uid) < 0)
                 return 0;
+        /* A group the hook found and uses (owned: false) is another manager's. */
         if (c->state_fd >= 0 && strcmp(uid, mon) == 0 &&
-            pod_state_load(c->state_fd, uid, &st, NULL) >= 0 && pod_state_find_group(&st, ctrl)) {
+            pod_state_load(c->state_fd, uid, &st, NULL) >= 0 &&
+            (g = pod_state_find_group(&st, ctrl)) && g->owned) {
                 c->ours++;
                 return 0;
         }
         c->foreign++;
         len = strlen(c->examples);
         if (c->foreign <= 3)
-                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s/mon_groups/%s",
-                         len ? ", " : "", strcmp(ctrl, "/") == 0 ? "" : ctrl, mon);
+                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s%smon_groups/%s",
+                         len ? ", " : "", strcmp(ctrl, "/") == 0 ? "" : ctrl,
+                         strcmp(ctrl, "/") == 0 ? "" : "/", mon);
         return 0;
 }
 
@@ -403,7 +433,8 @@ static void print_text(const struct checker *k)
                 printf("%-5s %-15s %s\n", level_name(res->level), res->name,
                        text_escape(safe, sizeof(safe), res->message));
                 if (res->fix && res->level != LEVEL_OK)
-                        printf("%-5s %-15s fix: %s\n", "", "", text_escape(safe, sizeof(safe), res->fix));
+                        printf("%-5s %-15s fix: %s\n", "", "",
+                               text_escape(safe, sizeof(safe), res->fix));
         }
 }
 

@@ -17,6 +17,7 @@
 #include "pod.h"
 #include "proc.h"
 #include "rdt.h"
+#include "text.h"
 
 /* A hook holds a pod lock for milliseconds; a pod busy for longer is left to
  * the next pass rather than waited for. */
@@ -59,14 +60,16 @@ static void report(struct gc *gc, json_t *a)
         printf("%s", json_string_value(json_object_get(a, "action")));
         json_object_foreach(a, key, v)
         {
+                char safe[TEXT_ESCAPED_SIZE];
+
                 if (strcmp(key, "action") == 0)
                         continue;
-                if (json_is_integer(v))
+                if (json_is_integer(v)) {
                         printf(" %s=%" JSON_INTEGER_FORMAT, key, json_integer_value(v));
-                else if (strchr(json_string_value(v), ' '))
-                        printf(" %s=\"%s\"", key, json_string_value(v));
-                else
-                        printf(" %s=%s", key, json_string_value(v));
+                        continue;
+                }
+                text_escape(safe, sizeof(safe), json_string_value(v));
+                printf(strchr(safe, ' ') ? " %s=\"%s\"" : " %s=%s", key, safe);
         }
         putchar('\n');
         json_decref(a);
@@ -188,55 +191,74 @@ static void drop_dead_members(struct gc *gc, struct pod_session *s)
         }
 }
 
-/* The group of live members: re-create it if someone removed it, and put
- * back any member whose init is not in it (a hook killed before its tasks
- * write, or the re-creation). Under the resctrl lock. */
+/* A pending member whose init is in the group now: its run is complete. */
+static void complete_member(struct gc *gc, struct pod_session *s, struct member *m)
+{
+        if (!pod_member_is_pending(m))
+                return;
+        report_member(gc, "complete-member", s->uid, m, NULL);
+        if (s->dry_run)
+                return;
+        free(m->reason);
+        m->reason = NULL;
+        m->monitored = true;
+        s->dirty = true;
+}
+
+static bool has_pending_member(const struct pod_state *st, const char *ctrl)
+{
+        for (size_t i = 0; i < st->n_members; i++)
+                if (pod_member_is_pending(&st->members[i]) &&
+                    strcmp(st->members[i].ctrl, ctrl) == 0)
+                        return true;
+        return false;
+}
+
+/* The group of live members: make it again if it is missing (someone removed
+ * it, or a killed createRuntime never made it), and put back every member
+ * whose init is not in it (a hook killed before its tasks write, the
+ * re-creation). Under the resctrl lock. */
 static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
 {
         const struct pod_env *e = &gc->env;
-        struct group *g = pod_state_find_group(&s->st, ctrl);
-        int r, exists;
+        bool interrupted = has_pending_member(&s->st, ctrl);
+        _cleanup_free_ char *status = NULL;
+        int r, made;
 
-        r = rdt_lock(e->root_fd, e->config->lock_timeout_ms);
-        if (r < 0) {
-                log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                e->config->lock_timeout_ms);
+        if (pod_env_lock_resctrl(e) < 0)
                 return;
-        }
-        exists = rdt_mon_group_exists(e->root_fd, ctrl, s->uid);
-        if (exists < 0) {
-                log_warning_errno(exists, "cannot look up the group of pod %s in %s", s->uid,
-                                  ctrl_display(ctrl));
+        made = pod_group_claim(s, ctrl, &status);
+        if (made == -ENOSPC || made == -EBUSY || made == -ENOENT)
+                log_warning_errno(made, "cannot make the group of pod %s in %s again (%s)", s->uid,
+                                  ctrl_display(ctrl), status ? status : "?");
+        if (made < 0)
                 goto unlock;
-        }
-        if (exists == 0) {
-                _cleanup_free_ char *status = NULL;
-
-                r = s->dry_run ? 1 : rdt_mon_group_create(e->root_fd, ctrl, s->uid, &status);
-                if (r < 0) {
-                        log_warning_errno(r, "cannot re-create the group of pod %s in %s (%s)",
-                                          s->uid, ctrl_display(ctrl), status ? status : "?");
-                        goto unlock;
-                }
-                if (!s->dry_run)
-                        log_warning("group of pod %s in %s was removed by someone else; "
-                                    "re-created it",
-                                    s->uid, ctrl_display(ctrl));
-                report_group(gc, "recreate-group", s->uid, ctrl);
-                if (g && !g->owned) {
-                        g->owned = true; /* made by us now */
-                        s->dirty = true;
-                }
-        }
+        if (made && !s->dry_run && interrupted)
+                log_info("group of pod %s in %s was not made by a createRuntime that did not "
+                         "finish; made it",
+                         s->uid, ctrl_display(ctrl));
+        else if (made && !s->dry_run)
+                log_warning("group of pod %s in %s was removed by someone else; re-created it",
+                            s->uid, ctrl_display(ctrl));
+        if (made)
+                report(gc,
+                       json_pack("{s:s, s:s, s:s, s:s}", "action", "recreate-group", "pod", s->uid,
+                                 "ctrl", ctrl, "reason",
+                                 interrupted ? UNMONITORED_PENDING : "removed by someone else"));
         for (size_t i = 0; i < s->st.n_members; i++) {
-                const struct member *m = &s->st.members[i];
+                struct member *m = &s->st.members[i];
 
-                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0)
+                if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0)
                         continue;
-                if (exists == 1 && rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, m->pid) != 0)
+                r = made ? 0 : rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, m->pid);
+                if (r == 1)
+                        complete_member(gc, s, m);
+                if (r != 0) /* in it, or its tasks cannot be read */
                         continue;
-                if (s->dry_run || pod_member_rejoin(s, m) >= 0)
+                if (s->dry_run || pod_member_rejoin(s, m) >= 0) {
                         report_member(gc, "rejoin-member", s->uid, m, NULL);
+                        complete_member(gc, s, m);
+                }
         }
 unlock:
         rdt_unlock(e->root_fd);
@@ -321,7 +343,7 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
 
                 if (!ctrl)
                         return log_error_errno(-ENOMEM, "out of memory");
-                if (pod_has_monitored_member(&s->st, ctrl))
+                if (pod_group_is_held(&s->st, ctrl))
                         ensure_group(gc, s, ctrl);
                 else
                         release_group(gc, s, ctrl);
@@ -504,9 +526,13 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
                 return COMMAND_FAILED;
         }
 
+        /* A pass that cannot run (resctrl not mounted yet, stateDir missing)
+         * is logged and tried again at the next interval: a DaemonSet's gc
+         * waits for the node instead of crash-looping. Only a pid namespace
+         * that is not the hook's ends it, since no later pass can do better. */
         for (;;) {
                 r = gc_pass(&gc, c, proc_fd);
-                if (r < 0 || gc.opts.interval == 0)
+                if (gc.opts.interval == 0 || r == -EXDEV)
                         return r < 0 ? COMMAND_FAILED : COMMAND_OK;
                 sleep_sec(gc.opts.interval);
         }

@@ -287,12 +287,11 @@ static int prepare(const struct args *a, const struct config_problems *problems,
                 return r;
         log_set_context(a->stage_name, state->id);
         r = identify(state, pod);
-        if (r <= 0) {
+        if (r == 0)
                 *ret_outcome = NULL; /* not a pod's container: not ours, silently */
+        if (r <= 0)
                 return r;
-        }
-        if (a->stage == STAGE_CREATE &&
-            config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE)) {
+        if (a->stage == STAGE_CREATE && config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE)) {
                 *ret_outcome = "config error"; /* logged with the problem */
                 return 0;
         }
@@ -325,6 +324,8 @@ int main(int argc, char **argv)
                 log_error("out of memory");
                 return EXIT_OK;
         }
+        /* Before the file's own log settings, which may be what is wrong. */
+        settings_log_problems(&problems);
         log_setup(a.log_level >= 0 ? a.log_level : config.log_level, config.log_syslog,
                   config.log_stderr);
         /* One deadline for everything the run waits for (stdin, the pod lock,
@@ -335,7 +336,6 @@ int main(int argc, char **argv)
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
         read_result = read_all_fd_until(STDIN_FILENO, STATE_MAX_BYTES, deadline, &input, &len);
-        settings_log_problems(&problems);
 
         r = prepare(&a, &problems, read_result, input, len, config.lock_timeout_ms, &state, &pod,
                     &outcome);

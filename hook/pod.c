@@ -37,6 +37,26 @@ int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
         return 0;
 }
 
+unsigned pod_env_wait_ms(const struct pod_env *e)
+{
+        int64_t left;
+
+        if (e->deadline == 0)
+                return e->config->lock_timeout_ms;
+        left = (e->deadline - now_usec()) / 1000;
+        return left > 0 ? (unsigned) left : 0;
+}
+
+int pod_env_lock_resctrl(const struct pod_env *e)
+{
+        int r = rdt_lock(e->root_fd, pod_env_wait_ms(e));
+
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock (lockTimeoutMs %u ms)",
+                                       e->config->lock_timeout_ms);
+        return 0;
+}
+
 void pod_env_close(struct pod_env *e)
 {
         closep(&e->root_fd);
@@ -129,12 +149,71 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         return 0;
 }
 
-bool pod_has_monitored_member(const struct pod_state *st, const char *ctrl)
+bool pod_member_is_pending(const struct member *m)
 {
-        for (size_t i = 0; i < st->n_members; i++)
-                if (st->members[i].monitored && strcmp(st->members[i].ctrl, ctrl) == 0)
+        return !m->monitored && strcmp(m->reason, UNMONITORED_PENDING) == 0;
+}
+
+bool pod_group_is_held(const struct pod_state *st, const char *ctrl)
+{
+        for (size_t i = 0; i < st->n_members; i++) {
+                const struct member *m = &st->members[i];
+
+                if ((m->monitored || pod_member_is_pending(m)) && strcmp(m->ctrl, ctrl) == 0)
                         return true;
+        }
         return false;
+}
+
+/* Saves st now: what follows depends on the record being on disk. */
+static int session_save(struct pod_session *s)
+{
+        int r = pod_state_save(s->env->state_fd, s->uid, &s->st);
+
+        if (r < 0)
+                return log_error_errno(r, "cannot save state of pod %s", s->uid);
+        s->dirty = false;
+        return 0;
+}
+
+int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
+{
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        bool recorded = g != NULL;
+        int r, exists;
+
+        exists = rdt_mon_group_exists(s->env->root_fd, ctrl, s->uid);
+        if (exists < 0)
+                return log_error_errno(exists, "cannot look up the group of pod %s in %s", s->uid,
+                                       ctrl_display(ctrl));
+        if (!g) {
+                r = pod_state_add_group(&s->st, ctrl, !exists);
+                if (r < 0)
+                        return log_error_errno(r, "out of memory");
+                g = &s->st.groups[s->st.n_groups - 1];
+        } else if (!exists)
+                g->owned = true;
+        s->dirty = true;
+        if (s->dry_run)
+                return !exists;
+        r = session_save(s);
+        if (r < 0 || exists)
+                return r;
+
+        r = rdt_mon_group_create(s->env->root_fd, ctrl, s->uid, reterr_status);
+        if (r < 0 && r != -ENOSPC && r != -EBUSY && r != -ENOENT)
+                log_error_errno(r, "cannot create group for pod %s in %s (%s)", s->uid,
+                                ctrl_display(ctrl), *reterr_status ? *reterr_status : "?");
+        if (r == 0) {
+                /* Made by someone else since the look: theirs. */
+                pod_state_find_group(&s->st, ctrl)->owned = false;
+                return session_save(s);
+        }
+        if (r < 0 && !recorded) {
+                pod_state_drop_group(&s->st, ctrl);
+                s->dirty = true;
+        }
+        return r;
 }
 
 const char *ctrl_display(const char *ctrl)
@@ -149,10 +228,9 @@ static int remove_if_empty(struct pod_session *s, const char *ctrl)
         const struct pod_env *e = s->env;
         int r, empty;
 
-        r = rdt_lock(e->root_fd, e->config->lock_timeout_ms);
+        r = pod_env_lock_resctrl(e);
         if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       e->config->lock_timeout_ms);
+                return r;
         empty = rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
         if (empty == 1 && !s->dry_run)
                 r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);

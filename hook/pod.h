@@ -14,10 +14,11 @@
 /* The node-wide handles of one run. */
 struct pod_env {
         const struct config *config;
-        int proc_fd;     /* borrowed */
-        int root_fd;     /* the resctrl root */
-        int state_fd;    /* stateDir */
-        uint64_t pid_ns; /* our pid namespace (proc_pid_ns); 0 when unknown */
+        int proc_fd;      /* borrowed */
+        int root_fd;      /* the resctrl root */
+        int state_fd;     /* stateDir */
+        uint64_t pid_ns;  /* our pid namespace (proc_pid_ns); 0 when unknown */
+        int64_t deadline; /* now_usec() by which every wait gives up; 0: lockTimeoutMs each */
 };
 
 #define POD_ENV_INIT                                                                               \
@@ -27,6 +28,11 @@ struct pod_env {
 
 /* Opens resctrl and stateDir; logs what failed. */
 int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e);
+/* How long the next wait (a lock) may take: what is left until the deadline,
+ * or lockTimeoutMs when the run has none (gc). */
+unsigned pod_env_wait_ms(const struct pod_env *e);
+/* rdt_lock within pod_env_wait_ms; logs a failure. */
+int pod_env_lock_resctrl(const struct pod_env *e);
 void pod_env_close(struct pod_env *e);
 
 struct pod_session {
@@ -62,7 +68,41 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
  * resctrl lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
-bool pod_has_monitored_member(const struct pod_state *st, const char *ctrl);
+/* A member whose createRuntime recorded its intent and never finished (it
+ * was killed): recorded as not monitored, with this reason, so that a binary
+ * that does not know the mark still reads a true record. Its init may or may
+ * not be in the group. */
+#define UNMONITORED_PENDING "createRuntime did not finish"
+bool pod_member_is_pending(const struct member *m);
+
+/* Does a member of (pod, ctrl) have, or may it have, its init in the group:
+ * monitored or pending? Then the group must stay. */
+bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
+
+/* Who owns the group of a (pod, control group) record, decided in this one
+ * place, from what resctrl shows under its lock, and saved before anything
+ * depends on it:
+ *
+ *   no record  --group missing-->  owned: true, saved, then mkdir   (made)
+ *   no record  --group exists--->  owned: false, saved              (adopted)
+ *   owned: false --group missing-->  owned: true, saved, then mkdir (re-made: the hook's now)
+ *   owned: true  --group missing-->  saved, then mkdir again        (re-made)
+ *   either     --group exists--->  unchanged
+ *   last member gone: pod_group_release rmdirs an owned group, forgets an adopted one
+ *
+ * Whoever makes the group between the look and the mkdir (a manager that
+ * ignores the resctrl lock) turns the record to adopted. So a SIGKILL at any
+ * instruction leaves a record that never calls a foreign group the hook's,
+ * and names every group the hook may have made.
+ *
+ * Caller holds the pod lock and the resctrl lock, and has put into s->st the
+ * member it claims for, if any: the one save before mkdir records both. 1
+ * when the group was made, 0 when it was there, -errno otherwise, logged
+ * but for what only leaves a container unmonitored: -ENOSPC and -EBUSY (out
+ * of RMIDs, *reterr_status saying which) and -ENOENT (no such control
+ * group). The record of a group that is not there is dropped again if this
+ * call added it. gc --dry-run: decides, changes nothing. */
+int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status);
 
 enum group_fate {
         GROUP_REMOVED,   /* rmdir'ed (or already gone) and dropped from the state */

@@ -28,9 +28,10 @@ static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct po
         r = pod_env_open(ctx->config, ctx->proc_fd, e);
         if (r < 0)
                 return r;
-        r = pod_session_lock(e, uid, ctx->config->lock_timeout_ms, s);
+        e->deadline = ctx->deadline;
+        r = pod_session_lock(e, uid, pod_env_wait_ms(e), s);
         if (r < 0)
-                return log_error_errno(r, "cannot lock pod %s within %u ms", uid,
+                return log_error_errno(r, "cannot lock pod %s (lockTimeoutMs %u ms)", uid,
                                        ctx->config->lock_timeout_ms);
         (void) pod_state_remove_temp(e->state_fd, uid); /* a save killed before its rename */
         r = pod_session_load(s, &why);
@@ -97,19 +98,33 @@ static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
 }
 
 /* Puts the threads of the other live members of (pod, ctrl) back into a group
- * that had to be re-created: someone removed it, which moved them out. */
+ * that had to be made again: someone removed it, which moved them out, or a
+ * killed run never made it. */
 static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
                 const char *why;
 
-                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
+                if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0 ||
                     strcmp(m->id, ctx->state->id) == 0)
                         continue;
                 if (pod_member_is_live(s->env, m, &why) == 1) /* else its poststop or gc drops it */
                         (void) pod_member_rejoin(s, m);
         }
+}
+
+/* Did a createRuntime of another container of (pod, ctrl) stop before it
+ * finished? Then a group missing is its doing, not someone else's. */
+static bool interrupted_run(const struct hook_ctx *ctx, const struct pod_state *st,
+                            const char *ctrl)
+{
+        for (size_t i = 0; i < st->n_members; i++)
+                if (pod_member_is_pending(&st->members[i]) &&
+                    strcmp(st->members[i].ctrl, ctrl) == 0 &&
+                    strcmp(st->members[i].id, ctx->state->id) != 0)
+                        return true;
+        return false;
 }
 
 /* Builds "what: kernel status" for an unmonitored member's record. */
@@ -151,10 +166,10 @@ static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, c
                                   ctx->pod->uid, ctrl_display(ctrl));
 }
 
-/* mkdir of the pod's group in ctrl; the caller holds the resctrl lock. 1 when
- * made, 0 when it was there, -errno otherwise. For what only leaves the
- * container unmonitored (out of RMIDs, control group gone) it also sets
- * *ret_reason. */
+/* Claims the pod's group in ctrl (pod.h), making it if missing; the caller
+ * holds the resctrl lock. 1 when made, 0 when it was there, -errno
+ * otherwise. For what only leaves the container unmonitored (out of RMIDs,
+ * control group gone) it also sets *ret_reason. */
 static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                       char **ret_reason)
 {
@@ -163,7 +178,7 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         unsigned budget = 0;
         int r;
 
-        r = rdt_mon_group_create(s->env->root_fd, ctrl, uid, &status);
+        r = pod_group_claim(s, ctrl, &status);
         if (r == -ENOSPC || r == -EBUSY) {
                 (void) rdt_rmid_budget(s->env->root_fd, &budget);
                 log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
@@ -175,8 +190,6 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 log_warning("control group '%s' does not exist; container starts unmonitored",
                             ctrl);
                 (void) unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
-        } else if (r < 0) {
-                log_error_errno(r, "cannot create group for pod %s in %s", uid, ctrl_display(ctrl));
         }
         return r;
 }
@@ -214,19 +227,18 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
         return r < 0 ? r : 0;
 }
 
-/* mkdir the pod's group in ctrl (if missing) and move the init's threads into
- * it, under the resctrl lock. 1 when the container is monitored; 0 when it
- * cannot be (out of RMIDs, class mismatch, control group gone), with
- * *ret_reason; -errno on errors. */
+/* Claims the pod's group in ctrl, making it if missing, and moves the init's
+ * threads into it, under the resctrl lock. 1 when the container is
+ * monitored; 0 when it cannot be (out of RMIDs, class mismatch, control
+ * group gone), with *ret_reason; -errno on errors. */
 static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                      bool recorded, char **ret_reason)
+                      bool recorded, bool interrupted, char **ret_reason)
 {
         int r, created;
 
-        r = rdt_lock(s->env->root_fd, ctx->config->lock_timeout_ms);
+        r = pod_env_lock_resctrl(s->env);
         if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       ctx->config->lock_timeout_ms);
+                return r;
 
         created = make_group(ctx, s, ctrl, ret_reason);
         if (created < 0) {
@@ -235,14 +247,15 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         }
         if (created || !recorded)
                 record_baseline(ctx, s, ctrl);
-        if (!created && !recorded) {
-                /* Made by someone else: use it, but never remove it. */
-                pod_state_find_group(&s->st, ctrl)->owned = false;
-                s->dirty = true;
-        }
         if (created && recorded) {
-                log_warning("group of pod %s in %s was removed by someone else; re-created it",
-                            ctx->pod->uid, ctrl_display(ctrl));
+                if (interrupted)
+                        log_info("group of pod %s in %s was not made by a createRuntime that "
+                                 "did not finish; made it",
+                                 ctx->pod->uid, ctrl_display(ctrl));
+                else
+                        log_warning("group of pod %s in %s was removed by someone else; "
+                                    "re-created it",
+                                    ctx->pod->uid, ctrl_display(ctrl));
                 rejoin_members(ctx, s, ctrl);
         }
         r = move_process(ctx, s, ctrl, created, ret_reason);
@@ -251,9 +264,9 @@ unlock:
         return r;
 }
 
-/* Records the member (and the group it will be in) before touching resctrl,
- * so that a hook killed at any point leaves state that names everything it
- * may have created. */
+/* Records the member as pending, so that the save that pod_group_claim makes
+ * before touching resctrl names it: a hook killed at any point leaves state
+ * that names everything it may have done. */
 static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                          uint64_t start_time)
 {
@@ -265,36 +278,58 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
                 g->emptied = false;
         s->st.pid_ns = s->env->pid_ns;
         r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
-        if (r >= 0 && !g)
-                r = pod_state_add_group(&s->st, ctrl, true);
         if (r >= 0)
                 r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
-                                         true, NULL);
+                                         false, UNMONITORED_PENDING);
         if (r < 0)
                 return log_error_errno(r, "out of memory");
-
         s->dirty = true;
-        r = pod_state_save(s->env->state_fd, ctx->pod->uid, &s->st);
-        if (r < 0)
-                return log_error_errno(r, "cannot save state of pod %s", ctx->pod->uid);
-        s->dirty = false;
         return 0;
 }
 
-/* Is this container already recorded for this very process? Then a second
- * run (prestart and createRuntime both registered, a retry) changes nothing. */
+/* Is this container already recorded for this very process, and did that
+ * run finish? Then a second run (prestart and createRuntime both registered,
+ * a retry) changes nothing. */
 static bool already_member(const struct hook_ctx *ctx, struct pod_session *s, uint64_t start_time)
 {
         const struct member *m = pod_state_find_member(&s->st, ctx->state->id);
 
         if (!m)
                 return false;
-        if (m->pid == ctx->state->pid && m->start_time == start_time)
+        if (m->pid == ctx->state->pid && m->start_time == start_time && !pod_member_is_pending(m))
                 return true;
-        /* Same id, another process: the old one is gone; record the new one. */
+        /* Another process, or a run that was killed: record it anew. */
         pod_state_drop_member(&s->st, ctx->state->id);
         s->dirty = true;
         return false;
+}
+
+/* Replaces the pending record of the container with its outcome. */
+static int record_outcome(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                          uint64_t start_time, const char *reason)
+{
+        int r;
+
+        pod_state_drop_member(&s->st, ctx->state->id);
+        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time, !reason,
+                                 reason);
+        s->dirty = true;
+        return r < 0 ? log_error_errno(r, "out of memory") : 0;
+}
+
+/* The container did not get into a group this run recorded: the record goes
+ * again unless another member holds the group, or it names a group the hook
+ * made and could not remove. */
+static void forget_unused_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
+        const struct group *g = pod_state_find_group(&s->st, ctrl);
+
+        if (!g || pod_group_is_held(&s->st, ctrl))
+                return;
+        if (g->owned && rdt_mon_group_exists(s->env->root_fd, ctrl, ctx->pod->uid) != 0)
+                return;
+        pod_state_drop_group(&s->st, ctrl);
+        s->dirty = true;
 }
 
 static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
@@ -302,7 +337,7 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
 {
         _cleanup_free_ char *reason = NULL;
         uint64_t start_time;
-        bool recorded;
+        bool recorded, interrupted;
         int r;
 
         r = proc_start_time(ctx->proc_fd, ctx->state->pid, &start_time);
@@ -315,28 +350,24 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         }
 
         recorded = pod_state_find_group(&s->st, ctrl) != NULL;
+        interrupted = interrupted_run(ctx, &s->st, ctrl);
         r = record_intent(ctx, s, ctrl, start_time);
         if (r >= 0)
-                r = join_group(ctx, s, ctrl, recorded, &reason);
+                r = join_group(ctx, s, ctrl, recorded, interrupted, &reason);
         if (r == 1) {
                 *ret_outcome = "monitored";
-                return 0;
+                return record_outcome(ctx, s, ctrl, start_time, NULL);
         }
-
-        /* Undo the intent: the member, and the group if this call added it. */
+        if (r < 0) {
+                pod_state_drop_member(&s->st, ctx->state->id); /* nothing was done */
+                s->dirty = true;
+        }
         if (!recorded)
-                pod_state_drop_group(&s->st, ctrl);
-        pod_state_drop_member(&s->st, ctx->state->id);
-        s->dirty = true;
+                forget_unused_group(ctx, s, ctrl);
         if (r < 0)
                 return r;
-
-        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time, false,
-                                 reason);
-        if (r < 0)
-                return log_error_errno(r, "out of memory");
         *ret_outcome = "unmonitored";
-        return 0;
+        return record_outcome(ctx, s, ctrl, start_time, reason);
 }
 
 int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
@@ -413,7 +444,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
         s->dirty = true;
         *ret_outcome = "member dropped";
 
-        if (pod_has_monitored_member(&s->st, ctrl))
+        if (pod_group_is_held(&s->st, ctrl))
                 return 0;
         r = pod_group_release(s, ctrl);
         if (r < 0)

@@ -19,11 +19,13 @@
 #include "macro.h"
 #include "oci.h"
 #include "outcome.h"
+#include "pod.h"
 #include "proc.h"
 #include "prom.h"
 #include "rdt.h"
 #include "stage.h"
 #include "state.h"
+#include "text.h"
 
 #define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
 
@@ -32,18 +34,17 @@ enum reason {
         REASON_EBUSY,
         REASON_CLASS_MISMATCH,
         REASON_CTRL_MISSING,
+        REASON_PENDING,
         REASON_OTHER,
         REASON_COUNT,
 };
 
 static const char *const reason_codes[REASON_COUNT] = {
-    "enospc", "ebusy", "class_mismatch", "ctrl_group_missing", "other",
+    "enospc", "ebusy", "class_mismatch", "ctrl_group_missing", "interrupted", "other",
 };
 static const char *const reason_prefixes[REASON_OTHER] = {
-    UNMONITORED_ENOSPC,
-    UNMONITORED_EBUSY,
-    UNMONITORED_CLASS_MISMATCH,
-    UNMONITORED_CTRL_MISSING,
+    UNMONITORED_ENOSPC,       UNMONITORED_EBUSY,   UNMONITORED_CLASS_MISMATCH,
+    UNMONITORED_CTRL_MISSING, UNMONITORED_PENDING,
 };
 
 struct group_view {
@@ -337,6 +338,13 @@ static const char *or_dash(const char *s)
         return s ? s : "-";
 }
 
+/* A string from outside (annotations, the state file, the config) as one
+ * table cell: escaped and capped, "-" when absent. */
+static const char *cell(char buf[static TEXT_ESCAPED_SIZE], const char *s)
+{
+        return text_escape(buf, TEXT_ESCAPED_SIZE, or_dash(s));
+}
+
 /* The group's directory: <resctrl>/mon_groups/<uid> or <resctrl>/<ctrl>/mon_groups/<uid>. */
 static void group_path(const struct node_view *nv, const struct pod_view *pv, const struct group *g,
                        char *buf, size_t size)
@@ -356,19 +364,19 @@ static void format_value(bool ok, const struct counter_value *v,
 
 static void print_pod_members(const struct node_view *nv, const struct pod_view *pv)
 {
-        char path[PATH_MAX];
+        char path[PATH_MAX], a[TEXT_ESCAPED_SIZE], b[TEXT_ESCAPED_SIZE];
 
         for (size_t i = 0; i < pv->st.n_groups; i++) {
                 const struct group_view *gv = &pv->groups[i];
 
                 group_path(nv, pv, gv->g, path, sizeof(path));
-                printf("  group %s  %s%s%s\n", gv->g->ctrl, path,
+                printf("  group %s  %s%s%s\n", cell(a, gv->g->ctrl), cell(b, path),
                        gv->g->owned ? "" : "  (not ours)", gv->error == -ENOENT ? "  (gone)" : "");
                 for (size_t j = 0; j < pv->st.n_members; j++) {
                         const struct member *m = &pv->st.members[j];
 
                         if (m->monitored && strcmp(m->ctrl, gv->g->ctrl) == 0)
-                                printf("    %-24s pid %-8d %s\n", m->id, m->pid,
+                                printf("    %-24s pid %-8d %s\n", cell(a, m->id), m->pid,
                                        member_alive(nv, m) ? "alive" : "gone");
                 }
         }
@@ -376,9 +384,9 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
                 const struct member *m = &pv->st.members[j];
 
                 if (!m->monitored)
-                        printf("  unmonitored %s  pid %d %s  %s: %s\n", m->id, m->pid,
+                        printf("  unmonitored %s  pid %d %s  %s: %s\n", cell(a, m->id), m->pid,
                                member_alive(nv, m) ? "alive" : "gone",
-                               reason_codes[reason_of(m->reason)], m->reason);
+                               reason_codes[reason_of(m->reason)], cell(b, m->reason));
         }
 }
 
@@ -404,17 +412,20 @@ static void print_pod_totals(const struct pod_view *pv)
 
 static void print_table(const struct node_view *nv)
 {
+        char a[TEXT_ESCAPED_SIZE], b[TEXT_ESCAPED_SIZE];
+
         for (size_t i = 0; i < nv->n_pods; i++) {
                 const struct pod_view *pv = &nv->pods[i];
 
-                printf("pod %s  %s/%s\n", pv->uid, or_dash(pv->st.namespace),
-                       or_dash(pv->st.pod_name));
+                printf("pod %s  %s/%s\n", pv->uid, cell(a, pv->st.namespace),
+                       cell(b, pv->st.pod_name));
                 if (pv->why)
-                        printf("  state unreadable: %s\n", pv->why);
+                        printf("  state unreadable: %s\n", cell(a, pv->why));
                 print_pod_members(nv, pv);
                 for (size_t j = 0; j < pv->st.n_groups; j++)
                         if (pv->groups[j].error < 0 && pv->groups[j].error != -ENOENT)
-                                printf("  counters of %s unreadable: %s\n", pv->groups[j].g->ctrl,
+                                printf("  counters of %s unreadable: %s\n",
+                                       cell(a, pv->groups[j].g->ctrl),
                                        strerror(-pv->groups[j].error));
                 print_pod_totals(pv);
                 printf("\n");
@@ -742,7 +753,6 @@ int status_main(const struct command_ctx *ctx, int argc, char **argv)
 {
         _cleanup_(config_done) struct config config = {0};
         _cleanup_(node_view_done) struct node_view nv = {.proc_fd = -EBADF};
-        _cleanup_free_ char *why = NULL;
         enum format format = FORMAT_TABLE;
         const char *output = NULL;
 

@@ -211,85 +211,137 @@ static const struct {
         const char *err;
 } bad_cases[] = {
     /* keys */
-    {"lockTimeoutMs: 5\nresctrlpath: /x\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:2: key 'resctrlpath': unknown key, skipped"},
-    {"log:\n  level: info\n  color: true\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:3: key 'log.color': unknown key, skipped"},
-    {"stateDir: /a\n\nstateDir: /b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'stateDir': duplicate key, skipped"},
-    {"log: {level: info, level: debug}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'log.level': duplicate key, skipped"},
+    {"lockTimeoutMs: 5\nresctrlpath: /x\n", CONFIG_PROBLEM_UNKNOWN_KEY,
+     "test.yaml:2: key 'resctrlpath': unknown key, skipped"},
+    {"log:\n  level: info\n  color: true\n", CONFIG_PROBLEM_UNKNOWN_KEY,
+     "test.yaml:3: key 'log.color': unknown key, skipped"},
+    {"stateDir: /a\n\nstateDir: /b\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:3: key 'stateDir': duplicate key, skipped"},
+    {"log: {level: info, level: debug}\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'log.level': duplicate key, skipped"},
     {"\"a\\nb\": 1\n", CONFIG_PROBLEM_UNKNOWN_KEY, "test.yaml:1: key 'a\nb': unknown key, skipped"},
     {"? [a]\n: b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: expected a key, found a list"},
     /* types */
-    {"resctrlPath: sys/fs/resctrl\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'resctrlPath': 'sys/fs/resctrl' is not an absolute path"},
-    {"stateDir:\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': expected an absolute path, found no value"},
-    {"stateDir: {a: b}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': expected an absolute path, found a "
-                           "mapping"},
-    {"requireResctrlFs: yes\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': 'yes' is not true or "
-                                "false"},
-    {"requireResctrlFs: \"true\"\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': expected true or false, found a string"},
-    {"requireResctrlFs: [true]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'requireResctrlFs': expected true or false, found a list"},
-    {"lockTimeoutMs: yes\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': 'yes' is not an integer in "
-                             "[1, 600000]"},
-    {"lockTimeoutMs: -1\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '-1' is not an integer in "
-                            "[1, 600000]"},
-    {"lockTimeoutMs: 0\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '0' is not an integer in "
-                           "[1, 600000]"},
-    {"lockTimeoutMs: 600001\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '600001' is not an "
-                                "integer in [1, 600000]"},
-    {"lockTimeoutMs: 99999999999999999999\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '99999999999999999999' is not an integer in "
+    {"resctrlPath: sys/fs/resctrl\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: key 'resctrlPath': 'sys/fs/resctrl' is not an absolute path"},
+    {"stateDir:\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: key 'stateDir': expected an absolute path, found no value"},
+    {"stateDir: {a: b}\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: key 'stateDir': expected an absolute path, found a "
+     "mapping"},
+    {"requireResctrlFs: yes\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'requireResctrlFs': 'yes' is not true or "
+     "false"},
+    {"requireResctrlFs: \"true\"\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'requireResctrlFs': expected true or false, found a string"},
+    {"requireResctrlFs: [true]\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'requireResctrlFs': expected true or false, found a list"},
+    {"lockTimeoutMs: yes\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': 'yes' is not an integer in "
      "[1, 600000]"},
-    {"lockTimeoutMs: 1.5\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '1.5' is not an integer in "
-                             "[1, 600000]"},
-    {"lockTimeoutMs: 0x10\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '0x10' is not an integer "
-                              "in [1, 600000]"},
-    {"lockTimeoutMs: 010\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': '010' is not an integer in "
-                             "[1, 600000]"},
-    {"lockTimeoutMs: '10'\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': expected an integer, found a string"},
-    {"removeDelaySeconds: -1\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '-1' is not an "
-                                 "integer in [0, 604800]"},
-    {"removeDelaySeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '604801' is not "
-                                     "an integer in [0, 604800]"},
-    {"removeDelaySeconds: 00\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
-                                 "integer in [0, 604800]"},
-    {"removeDelaySeconds: 30s\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
-                                  "integer in [0, 604800]"},
-    {"failurePolicy: abort\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'failurePolicy': 'abort' is not ignore or "
-                               "fail"},
-    {"failurePolicy: Ignore\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'failurePolicy': 'Ignore' is not ignore "
-                                "or fail"},
-    {"runtimeMonitoring: both\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'runtimeMonitoring': 'both' is not skip or override"},
-    {"log:\n  level: verbose\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'log.level': 'verbose' is not err, error, "
-                                 "warn, warning, info or debug"},
-    {"log: info\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'log': expected a mapping, found a scalar"},
-    {"log:\n  syslog: no\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'log.syslog': 'no' is not true or false"},
-    {"namespaces: shop\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': expected a list, found a scalar"},
-    {"namespaces: {a: b}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': expected a list, found a "
-                             "mapping"},
-    {"namespaces:\n  - a\n  - [b]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'namespaces': expected a string, found a list"},
-    {"namespaces:\n  - a\n  -\n  - b\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'namespaces': expected a string, found no value"},
-    {"excludeNamespaces: [\"a\\0b\"]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'excludeNamespaces': contains a NUL character"},
-    {"labelSelector: [a]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'labelSelector': expected a mapping, found a "
-                             "list"},
-    {"labelSelector:\n  app: web\n  app: db\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:3: key 'labelSelector': duplicate key 'app'"},
-    {"annotationSelector: {a: {b: c}}\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'annotationSelector': expected a string, found a mapping"},
-    {"annotationSelector: {a: }\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'annotationSelector': expected a string, found no value"},
+    {"lockTimeoutMs: -1\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '-1' is not an integer in "
+     "[1, 600000]"},
+    {"lockTimeoutMs: 0\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '0' is not an integer in "
+     "[1, 600000]"},
+    {"lockTimeoutMs: 600001\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '600001' is not an "
+     "integer in [1, 600000]"},
+    {"lockTimeoutMs: 99999999999999999999\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '99999999999999999999' is not an integer in "
+     "[1, 600000]"},
+    {"lockTimeoutMs: 1.5\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '1.5' is not an integer in "
+     "[1, 600000]"},
+    {"lockTimeoutMs: 0x10\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '0x10' is not an integer "
+     "in [1, 600000]"},
+    {"lockTimeoutMs: 010\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': '010' is not an integer in "
+     "[1, 600000]"},
+    {"lockTimeoutMs: '10'\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': expected an integer, found a string"},
+    {"removeDelaySeconds: -1\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'removeDelaySeconds': '-1' is not an "
+     "integer in [0, 604800]"},
+    {"removeDelaySeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'removeDelaySeconds': '604801' is not "
+     "an integer in [0, 604800]"},
+    {"removeDelaySeconds: 00\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
+     "integer in [0, 604800]"},
+    {"removeDelaySeconds: 30s\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
+     "integer in [0, 604800]"},
+    {"failurePolicy: abort\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'failurePolicy': 'abort' is not ignore or "
+     "fail"},
+    {"failurePolicy: Ignore\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'failurePolicy': 'Ignore' is not ignore "
+     "or fail"},
+    {"runtimeMonitoring: both\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'runtimeMonitoring': 'both' is not skip or override"},
+    {"log:\n  level: verbose\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:2: key 'log.level': 'verbose' is not err, error, "
+     "warn, warning, info or debug"},
+    {"log: info\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'log': expected a mapping, found a scalar"},
+    {"log:\n  syslog: no\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:2: key 'log.syslog': 'no' is not true or false"},
+    {"namespaces: shop\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'namespaces': expected a list, found a scalar"},
+    {"namespaces: {a: b}\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'namespaces': expected a list, found a "
+     "mapping"},
+    {"namespaces:\n  - a\n  - [b]\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:3: key 'namespaces': expected a string, found a list"},
+    {"namespaces:\n  - a\n  -\n  - b\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:3: key 'namespaces': expected a string, found no value"},
+    {"excludeNamespaces: [\"a\\0b\"]\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'excludeNamespaces': contains a NUL character"},
+    {"labelSelector: [a]\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'labelSelector': expected a mapping, found a "
+     "list"},
+    {"labelSelector:\n  app: web\n  app: db\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:3: key 'labelSelector': duplicate key 'app'"},
+    {"annotationSelector: {a: {b: c}}\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'annotationSelector': expected a string, found a mapping"},
+    {"annotationSelector: {a: }\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'annotationSelector': expected a string, found no value"},
     /* structure */
-    {"- a\n- b\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: expected a mapping at the top level, found a list"},
-    {"just text\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: expected a mapping at the top level, found a scalar"},
-    {"lockTimeoutMs: 5\n---\nlockTimeoutMs: 6\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: more than one YAML document; the first is used"},
+    {"- a\n- b\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: expected a mapping at the top level, found a list"},
+    {"just text\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: expected a mapping at the top level, found a scalar"},
+    {"lockTimeoutMs: 5\n---\nlockTimeoutMs: 6\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:2: more than one YAML document; the first is used"},
     /* anchors, aliases, tags */
-    {"namespaces: &ns [a]\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'namespaces': anchors and aliases are not allowed"},
-    {"namespaces: [a]\nexcludeNamespaces: *ns\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:2: key 'excludeNamespaces': "
-                                                  "anchors and aliases are not allowed"},
+    {"namespaces: &ns [a]\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'namespaces': anchors and aliases are not allowed"},
+    {"namespaces: [a]\nexcludeNamespaces: *ns\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:2: key 'excludeNamespaces': "
+     "anchors and aliases are not allowed"},
     {"&top {}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: anchors and aliases are not allowed"},
-    {"lockTimeoutMs: !!int 5\n", CONFIG_PROBLEM_BAD_VALUE, "test.yaml:1: key 'lockTimeoutMs': tags are not allowed"},
-    {"stateDir: !!str /x\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:1: key 'stateDir': tags are not allowed"},
+    {"lockTimeoutMs: !!int 5\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'lockTimeoutMs': tags are not allowed"},
+    {"stateDir: !!str /x\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:1: key 'stateDir': tags are not allowed"},
     /* syntax: libyaml's own words */
-    {"lockTimeoutMs: 5\nlog:\n\tlevel: info\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: found character that cannot start any token"},
-    {"lockTimeoutMs: 5\n\tstateDir: /x\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: found a tab character that violates indentation"},
-    {"lockTimeoutMs: 5\nnamespaces: [a, b\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: did not find expected ',' or ']'"},
-    {"stateDir: /x\nstateDir /y\nlog: {}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: could not find expected ':'"},
-    {"namespaces: [a]\nlog: {level: \"info}\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:3: found unexpected end of stream"},
-    {"lockTimeoutMs: 1\n\n\nremoveDelaySeconds: \xc3\x28\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:4: invalid trailing UTF-8 octet"},
-    {"stateDir: /x\n\x01\n", CONFIG_PROBLEM_INCOMPLETE, "test.yaml:2: control characters are not allowed"},
+    {"lockTimeoutMs: 5\nlog:\n\tlevel: info\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:3: found character that cannot start any token"},
+    {"lockTimeoutMs: 5\n\tstateDir: /x\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:2: found a tab character that violates indentation"},
+    {"lockTimeoutMs: 5\nnamespaces: [a, b\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:3: did not find expected ',' or ']'"},
+    {"stateDir: /x\nstateDir /y\nlog: {}\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:3: could not find expected ':'"},
+    {"namespaces: [a]\nlog: {level: \"info}\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:3: found unexpected end of stream"},
+    {"lockTimeoutMs: 1\n\n\nremoveDelaySeconds: \xc3\x28\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:4: invalid trailing UTF-8 octet"},
+    {"stateDir: /x\n\x01\n", CONFIG_PROBLEM_INCOMPLETE,
+     "test.yaml:2: control characters are not allowed"},
 };
 
 /* One problem, named as the case says; a key-level one costs that key only. */
@@ -347,9 +399,9 @@ START_TEST(test_partial)
         config_problems_done(&problems);
 
         ck_assert_int_eq(config_init(&c), 0);
-        ck_assert_int_eq(parse(&c, "removeDelaySeconds: 4\nnamespaces: [a, b\nlockTimeoutMs: 9\n",
-                               &problems),
-                         0);
+        ck_assert_int_eq(
+            parse(&c, "removeDelaySeconds: 4\nnamespaces: [a, b\nlockTimeoutMs: 9\n", &problems),
+            0);
         ck_assert_uint_eq(c.remove_delay_sec, 4);
         ck_assert_uint_eq(c.namespaces.n, 0);
         ck_assert_uint_eq(c.lock_timeout_ms, CONFIG_DEFAULT_LOCK_TIMEOUT_MS);
@@ -424,7 +476,8 @@ START_TEST(test_limits)
                 n += (size_t) sprintf(many + n, "a%c", i < 1024 ? ',' : ']');
         ck_assert_int_eq(config_parse(&c, many, n, "many", &problems), 0);
         ck_assert_uint_eq(problems.n, 1);
-        ck_assert_str_eq(problems.items[0].text, "many:1: key 'namespaces': more than 1024 entries");
+        ck_assert_str_eq(problems.items[0].text,
+                         "many:1: key 'namespaces': more than 1024 entries");
         ck_assert_uint_eq(c.namespaces.n, 0);
         many[n - 3] = ']';
         ck_assert_int_eq(config_parse(&c, many, n - 2, "many", NULL), 0);
@@ -454,8 +507,9 @@ START_TEST(test_load_errors)
         ck_assert_int_eq(write_all(fd, "log:\n  stderr: 1\n", 17), 0);
         ck_assert_int_eq(config_load(&c, path, &problems), 0);
         ck_assert_uint_eq(problems.n, 1);
-        ck_assert_str_eq(strstr(problems.items[0].text, ":2: key 'log.stderr': '1' is not true or false"),
-                         ":2: key 'log.stderr': '1' is not true or false");
+        ck_assert_str_eq(
+            strstr(problems.items[0].text, ":2: key 'log.stderr': '1' is not true or false"),
+            ":2: key 'log.stderr': '1' is not true or false");
         ck_assert_int_eq(strncmp(problems.items[0].text, path, strlen(path)), 0);
         (void) unlink(path);
         (void) rmdir(dir);

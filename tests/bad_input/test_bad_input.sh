@@ -72,19 +72,61 @@ bundle_case() { # NAME PATTERN
         check "bundle $1: nothing changed" unchanged
 }
 
-# An invalid or missing --config: exit 0 at every stage, even though the
-# valid state would otherwise make a group; one line, before any summary.
-config_case() { # NAME PATTERN [FILE]
+# stderr holds the config problem (matching the ERE) first, then only more
+# problems of single keys, and the summary of a run that ended with OUTCOME.
+problem_and_summary() { # PATTERN OUTCOME
+        head -n 1 "$ERR" | grep -Eq -- "$1" && grep -q "outcome=$2 elapsed_us=" "$ERR" &&
+                ! grep -v -e 'elapsed_us=' -e '(the key ' "$ERR" | grep -q .
+}
+
+# A config whose paths are in doubt (unreadable, a syntax error, a bad
+# resctrlPath or stateDir): createRuntime makes nothing and exits 0 whatever
+# the file says of failurePolicy; poststop goes on with what was read. One
+# line on stderr names the problem (the rest goes where the file's log
+# settings, here the defaults, say: syslog).
+config_incomplete_case() { # NAME PATTERN [FILE]
         local name=$1 pattern=$2 file=${3:-$CORPUS/config/$1.yaml} stage
         state c1 "$PID" "$UID_NEW" >"$WORK/in"
         for stage in createRuntime poststop; do
                 "$HOOK" --config "$file" "$stage" <"$WORK/in" 2>"$ERR"
-                rc=$?
-                check "config $name: $stage: exit 0" [ "$rc" -eq 0 ]
+                check "config $name: $stage: exit 0" [ "$?" -eq 0 ]
                 check "config $name: $stage: one line matching '$pattern'" \
                         one_error_line "$pattern" no_summary
         done
         check "config $name: nothing changed" unchanged
+}
+
+# A bad or unknown key in an otherwise good config (the corpus file first,
+# then the harness's paths): it costs that key only. createRuntime makes the
+# group (OUTCOME monitored) or fails as the key's default makes it; poststop
+# removes it again. One line names the problem.
+config_key_case() { # NAME PATTERN OUTCOME
+        local name=$1 pattern=$2 outcome=$3
+        local keys
+        # The harness's lines for what the corpus file does not set itself.
+        keys=$(sed -n 's/^\([A-Za-z]*\):.*/\1/p' "$CORPUS/config/$name.yaml" | paste -sd '|')
+        write_config
+        { cat "$CORPUS/config/$name.yaml"; grep -Ev "^(${keys:-none}):" "$CONFIG"; } >"$WORK/mixed.yaml"
+        mv "$WORK/mixed.yaml" "$CONFIG"
+        local p
+        sleeper p
+        state c1 "$p" "$UID_NEW" >"$WORK/in"
+        run_hook createRuntime "$WORK/in"
+        check "config $name: createRuntime: exit 0" [ "$rc" -eq 0 ]
+        stop "$p"
+        if [ "$outcome" = monitored ]; then
+                check "config $name: createRuntime: the problem, then the summary" \
+                        problem_and_summary "$pattern" monitored
+                check "config $name: the rest of the file is used" test -d "$MNT/mon_groups/$UID_NEW"
+        else
+                check "config $name: createRuntime: the problem first" grep -Eq -- "$pattern" "$ERR"
+                check "config $name: createRuntime: outcome $outcome" grep -q "outcome=$outcome " "$ERR"
+        fi
+        run_hook poststop "$WORK/in"
+        check "config $name: poststop: exit 0" [ "$rc" -eq 0 ]
+        check "config $name: poststop: names the problem" grep -Eq -- "$pattern" "$ERR"
+        write_config
+        check "config $name: nothing left" unchanged
 }
 
 # --- state JSON --------------------------------------------------------------
@@ -169,39 +211,75 @@ bundle_case closid-nested "config.json: 'gold/mon_groups' $BAD_CTRL"
 bundle_case closid-info "config.json: 'info' $BAD_CTRL"
 bundle_case closid-mon-groups "config.json: 'mon_groups' $BAD_CTRL"
 bundle_case closid-mon-data "config.json: 'mon_data' $BAD_CTRL"
-bundle_case closid-newline "config.json: 'gold\?' $BAD_CTRL"
+bundle_case closid-newline "config.json: 'gold\\\\x0a' $BAD_CTRL"
 bundle_case closid-number "config.json: 'linux.intelRdt.closID' is not a string"
 bundle_case intelrdt-string "config.json: 'linux.intelRdt' is not an object"
 
-# --- config YAML ---------------------------------------------------------------
+only_line() { # PATTERN
+        [ "$(wc -l <"$ERR")" -eq 1 ] && grep -q -- "$1" "$ERR"
+}
 
-config_case tab ":3: found character that cannot start any token"
-config_case lock-timeout-string ":1: key 'lockTimeoutMs': expected an integer, found a string"
-config_case lock-timeout-negative ":1: key 'lockTimeoutMs': '-1' is not an integer"
-config_case lock-timeout-huge ":1: key 'lockTimeoutMs': '99999999999999999999' is not an integer"
-config_case failure-policy-list ":1: key 'failurePolicy': expected a string, found a list"
-config_case failure-policy-unknown ":1: key 'failurePolicy': 'abort' is not ignore or fail"
-config_case bool-yes ":1: key 'requireResctrlFs': 'yes' is not true or false"
-config_case namespaces-scalar ":1: key 'namespaces': expected a list, found a scalar"
-config_case selector-list ":1: key 'annotationSelector': expected a mapping, found a list"
-config_case state-dir-relative ":1: key 'stateDir': 'run/resctrl-mon-hook' is not an absolute path"
-config_case unknown-key ":1: key 'resctrlpath': unknown key"
-config_case unknown-nested-key ":1: key 'log.colour': unknown key"
-config_case duplicate-key ":2: key 'failurePolicy': duplicate key"
-config_case top-level-list ":1: expected a mapping at the top level, found a list"
-config_case two-documents ":2: more than one YAML document"
-config_case tag ":1: key 'stateDir': tags are not allowed"
-config_case nul-escape ":1: key 'stateDir': contains a NUL character"
-config_case invalid-utf8 ":1: invalid leading UTF-8 octet"
-config_case alias-bomb ":2: key 'a': unknown key"
-config_case alias-bomb-known-key ":2: key 'namespaces': anchors and aliases are not allowed"
+# --- config YAML ---------------------------------------------------------------
+# (config.h: which problems cost a key, and which leave the config incomplete)
+
+config_incomplete_case tab ":3: found character that cannot start any token"
+config_incomplete_case state-dir-relative ":1: key 'stateDir': 'run/resctrl-mon-hook' is not an absolute path"
+config_incomplete_case top-level-list ":1: expected a mapping at the top level, found a list"
+config_incomplete_case two-documents ":2: more than one YAML document"
+config_incomplete_case tag ":1: key 'stateDir': tags are not allowed"
+config_incomplete_case nul-escape ":1: key 'stateDir': contains a NUL character"
+config_incomplete_case invalid-utf8 ":1: invalid leading UTF-8 octet"
+
+config_key_case lock-timeout-string ":1: key 'lockTimeoutMs': expected an integer, found a string" monitored
+config_key_case lock-timeout-negative ":1: key 'lockTimeoutMs': '-1' is not an integer" monitored
+config_key_case lock-timeout-huge ":1: key 'lockTimeoutMs': '99999999999999999999' is not an integer" monitored
+config_key_case failure-policy-list ":1: key 'failurePolicy': expected a string, found a list" monitored
+config_key_case failure-policy-unknown ":1: key 'failurePolicy': 'abort' is not ignore or fail" monitored
+config_key_case namespaces-scalar ":1: key 'namespaces': expected a list, found a scalar" monitored
+config_key_case selector-list ":1: key 'annotationSelector': expected a mapping, found a list" monitored
+config_key_case unknown-key ":1: key 'resctrlpath': unknown key, skipped" monitored
+config_key_case unknown-nested-key ":1: key 'log.colour': unknown key, skipped" monitored
+config_key_case duplicate-key ":2: key 'failurePolicy': duplicate key, skipped" monitored
+config_key_case alias-bomb-known-key ":2: key 'namespaces': anchors and aliases are not allowed" monitored
+# Billion laughs under unknown keys: skipped unread, the rest of the file used.
+write_config
+grep -v '^namespaces:' "$CORPUS/config/alias-bomb.yaml" | cat - "$CONFIG" >"$WORK/mixed.yaml"
+mv "$WORK/mixed.yaml" "$CONFIG"
+sleeper p
+state c1 "$p" "$UID_NEW" >"$WORK/in"
+run_hook createRuntime "$WORK/in"
+stop "$p"
+check "config alias-bomb: createRuntime: exit 0" [ "$rc" -eq 0 ]
+check "config alias-bomb: each unknown key named" [ "$(grep -c "unknown key, skipped" "$ERR")" -eq \
+        "$(grep -c '^[a-z]*: &' "$CORPUS/config/alias-bomb.yaml")" ]
+check "config alias-bomb: the rest of the file is used" test -d "$MNT/mon_groups/$UID_NEW"
+run_hook poststop "$WORK/in"
+write_config
+check "config alias-bomb: nothing left" unchanged
+# The default of requireResctrlFs (true) then refuses the emulator, which is no resctrl mount.
+config_key_case bool-yes ":1: key 'requireResctrlFs': 'yes' is not true or false" error
 
 # Over the 1 MiB limit, though every line is a valid comment.
 yes '# padding padding padding padding padding padding padding padding padding' |
         head -c $((2 * 1024 * 1024)) >"$WORK/huge.yaml"
-config_case huge "cannot read config '$WORK/huge.yaml': File too large" "$WORK/huge.yaml"
-config_case missing "cannot read config '$WORK/missing.yaml': No such file or directory" \
+config_incomplete_case huge "cannot read config '$WORK/huge.yaml': File too large" "$WORK/huge.yaml"
+config_incomplete_case missing "cannot read config '$WORK/missing.yaml': No such file or directory" \
         "$WORK/missing.yaml"
+
+# An unknown key alone: every stage runs as the rest of the file says, and a
+# warning (not an error) names it.
+cp "$CORPUS/config/unknown-key.yaml" "$WORK/corpus.yaml"
+write_config "failurePolicy: fail"
+cat "$WORK/corpus.yaml" >>"$CONFIG"
+sleeper p
+state c1 "$p" "$UID_NEW" >"$WORK/in"
+run_hook createRuntime "$WORK/in" --log-level err
+stop "$p"
+check "unknown key: createRuntime, fail: exit 0" [ "$rc" -eq 0 ]
+check "unknown key: no error line, one warning" only_line "unknown key, skipped"
+run_hook poststop "$WORK/in"
+write_config
+check "unknown key: nothing left" unchanged
 
 # --- the live pod is still intact --------------------------------------------
 

@@ -45,6 +45,10 @@ timed() {
         elapsed=$(($(now_ms) - t0))
 }
 
+between() { # MIN_MS MAX_MS: the hook took at least MIN_MS and less than MAX_MS
+        [ "$elapsed" -ge "$1" ] && [ "$elapsed" -lt "$2" ]
+}
+
 within() { # MIN_MS: the hook waited at least MIN_MS and gave up well before BOUND_MS
         [ "$elapsed" -ge "$1" ] && [ "$elapsed" -lt "$BOUND_MS" ]
 }
@@ -66,7 +70,7 @@ test_pod_lock() {
         timed create c2 "$p2" "$UID1"
         check "pod lock held, fail: exit 1" [ "$rc" -eq 1 ]
         check "pod lock held, fail: gave up after ${TIMEOUT_MS} ms, in time ($elapsed ms)" within "$TIMEOUT_MS"
-        check "pod lock held: logged" grep -q "cannot lock pod $UID1 within $TIMEOUT_MS ms: Connection timed out" "$ERR"
+        check "pod lock held: logged" grep -q "cannot lock pod $UID1 (lockTimeoutMs $TIMEOUT_MS ms): Connection timed out" "$ERR"
 
         write_config "lockTimeoutMs: $TIMEOUT_MS"
         timed create c2 "$p2" "$UID1"
@@ -97,7 +101,7 @@ test_resctrl_lock() {
         timed create c2 "$p2" "$UID2"
         check "resctrl lock held, fail: exit 1" [ "$rc" -eq 1 ]
         check "resctrl lock held, fail: in time ($elapsed ms)" within "$TIMEOUT_MS"
-        check "resctrl lock held: logged" grep -q "cannot take the resctrl lock within $TIMEOUT_MS ms" "$ERR"
+        check "resctrl lock held: logged" grep -q "cannot take the resctrl lock (lockTimeoutMs $TIMEOUT_MS ms)" "$ERR"
         write_config "lockTimeoutMs: $TIMEOUT_MS"
         timed create c2 "$p2" "$UID2"
         check "resctrl lock held, ignore: exit 0" [ "$rc" -eq 0 ]
@@ -141,7 +145,33 @@ test_stdin_held_open() {
 }
 
 
-for t in test_pod_lock test_resctrl_lock test_stdin_held_open; do
+# One deadline for the whole run: a runtime slow to close stdin and a held pod
+# lock together cost lockTimeoutMs, not the sum of two waits. Each wait alone
+# takes DEADLINE_MS, so a run that gave each its own would take twice that.
+test_one_deadline() {
+        mount_emulator
+        local p deadline=1500 # stdin ends after 1400 ms
+        sleeper p
+        write_config "lockTimeoutMs: $deadline"
+        state c1 "$p" "$UID1" >"$WORK/in.json"
+        mkdir -m 0700 "$STATE"
+        : >"$STATE/$UID1.lock"
+        hold_lock "$STATE/$UID1.lock"
+        BEFORE=$(snapshot "$STATE" "$MNT")
+        rm -f "$WORK/slow"
+        mkfifo "$WORK/slow"
+        (exec 9>"$WORK/slow" && sleep 1.4 && cat "$WORK/in.json" >&9) &
+        HOLDERS+=("$!")
+        timed run_hook createRuntime "$WORK/slow"
+        check "slow stdin, pod lock held: exit 0" [ "$rc" -eq 0 ]
+        check "slow stdin, pod lock held: the lock wait took what was left ($elapsed ms)" \
+                between "$deadline" $((deadline * 2 - 300))
+        check "slow stdin, pod lock held: logged" grep -q "cannot lock pod $UID1" "$ERR"
+        check "slow stdin, pod lock held: nothing changed" unchanged
+        release
+}
+
+for t in test_pod_lock test_resctrl_lock test_stdin_held_open test_one_deadline; do
         echo "== $t"
         $t
 done

@@ -1,19 +1,26 @@
 #!/bin/bash
 # Crash consistency: strace kills the hook (signal=KILL), or fails the call
-# (error=EIO, error=ENOSPC), at every system call of createRuntime and of
-# poststop in turn. After each, gc runs and the invariants must hold:
+# (error=EIO, error=ENOSPC), at every system call of one kind of run in turn.
+# SCENARIO "own" (the default): createRuntime of a pod's first container,
+# poststop of its last, and a gc pass that cleans up after it. After each, gc
+# runs and the invariants must hold:
 #   - no member file is torn (each parses, and gc does not skip it);
 #   - no temp file is left;
 #   - every live monitored member's init is in its pod's group;
 #   - every group has a live monitored member;
 #   - no lock file without a member file;
 # and once the member's process is gone, one more gc leaves nothing behind.
+# SCENARIO "foreign": the same runs with mon_groups/<uid> made beforehand by
+# another manager; after the runtime's remaining calls and two gc passes the
+# foreign group must still be there, and nothing the hook made may be left.
 # The injection points are listed from a run under strace, so they grow with
 # the code.
-#   test_crash.sh HOOK RESCTRLFS [FAULTS]     FAULTS default: "signal=KILL error=EIO error=ENOSPC"
+#   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
+#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
+SCENARIO=${4:-own}
 
 # shellcheck source=../lib/harness.sh
 . "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
@@ -75,6 +82,8 @@ check_invariants() {
         done
         for g in "$MNT"/mon_groups/*; do
                 [ -d "$g" ] || continue
+                # The other manager's group lives by its own rules.
+                [ "$SCENARIO" = foreign ] && [ "$g" = "$MNT/mon_groups/$UID1" ] && continue
                 [ -n "${live_group[$g]:-}" ] || { fail "group $g without a live member"; ok=0; }
         done
         [ "$ok" = 1 ] && passed=$((passed + 1))
@@ -92,11 +101,38 @@ injected() { # STAGE JSON INJECTION: runs the hook with the fault injected at th
                 2>>"$LOG" >/dev/null; } 2>/dev/null # not bash's "Killed"
 }
 
-reset() { # a clean slate with the bystander in place
+reset() { # a clean slate with the bystander in place (and, for "foreign", the other manager's group)
         local g
         : >"$LOG"
         for g in "$MNT"/mon_groups/*; do [ -d "$g" ] && [ "$g" != "$MNT/mon_groups/$BYSTANDER_UID" ] && rmdir "$g"; done
         find "$STATE" -mindepth 1 ! -name "$BYSTANDER_UID.*" -delete 2>/dev/null
+        [ "$SCENARIO" = foreign ] && mkdir "$MNT/mon_groups/$UID1"
+}
+
+# The runtime's poststop of a container whose createRuntime failed, and two gc
+# passes: the other manager's group is still there, and the hook left nothing.
+check_foreign_kept() {
+        local kept=1
+        poststop c1 "$UID1"
+        gc >"$WORK/gc.out"
+        gc >>"$WORK/gc.out"
+        [ -d "$MNT/mon_groups/$UID1" ] || { fail "the other manager's group was removed"; kept=0; }
+        [ ! -e "$STATE/$UID1.members" ] && [ ! -e "$STATE/$UID1.lock" ] ||
+                { fail "the hook's record of the pod left behind"; kept=0; }
+        [ "$(find "$MNT/mon_groups" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ] ||
+                { fail "a group of the hook's left behind"; kept=0; }
+        [ "$kept" = 0 ] || passed=$((passed + 1))
+}
+
+# The pod is gone once its member is, or for "foreign", the other manager's
+# group is kept and nothing of the hook's is left.
+check_pod_gone() { # WHEN
+        if [ "$SCENARIO" = foreign ]; then
+                check_foreign_kept
+                return
+        fi
+        [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
+                [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind $1"
 }
 
 # Kills or fails createRuntime of the first container of a pod at every call.
@@ -111,27 +147,28 @@ crash_create() { # FAULT POINTS...
                 gc >"$WORK/gc.out"
                 check_invariants
                 stop "$p"
-                gc >"$WORK/gc.out"
-                check_invariants
-                [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
-                        [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind after its member died"
+                if [ "$SCENARIO" != foreign ]; then
+                        gc >"$WORK/gc.out"
+                        check_invariants
+                fi
+                check_pod_gone "after its member died"
         done
 }
 
-# Kills or fails poststop of the last container of a pod at every call.
-crash_poststop() { # FAULT POINTS...
-        local fault=$1 p
-        shift
+# Kills or fails, at every call, what cleans up after the last container of a
+# pod has stopped: its poststop, or a gc pass.
+crash_cleanup() { # STAGE FAULT POINTS...
+        local stage=$1 fault=$2 p
+        shift 2
         for point in "$@"; do
                 reset
                 sleeper p
                 create c1 "$p" "$UID1" || fail "setup create"
                 stop "$p"
-                injected poststop "$(poststop_json c1 "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
+                injected "$stage" "$(poststop_json c1 "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
                 gc >"$WORK/gc.out"
                 check_invariants
-                [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
-                        [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind after its poststop"
+                check_pod_gone "after $stage"
         done
 }
 
@@ -154,14 +191,21 @@ sleeper p
 create c1 "$p" "$UID1"
 stop "$p"
 mapfile -t poststop_points < <(injection_points poststop "$(poststop_json c1 "$UID1")")
-echo "injection points: createRuntime ${#create_points[@]}, poststop ${#poststop_points[@]}"
-[ "${#create_points[@]}" -gt 50 ] && [ "${#poststop_points[@]}" -gt 50 ] ||
-        { echo "FAIL: too few system calls listed"; exit 1; }
+reset
+sleeper p
+create c1 "$p" "$UID1"
+stop "$p"
+mapfile -t gc_points < <(injection_points gc "")
+echo "injection points ($SCENARIO): createRuntime ${#create_points[@]}," \
+        "poststop ${#poststop_points[@]}, gc ${#gc_points[@]}"
+[ "${#create_points[@]}" -gt 50 ] && [ "${#poststop_points[@]}" -gt 50 ] &&
+        [ "${#gc_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
 
 for fault in $FAULTS; do
         before=$failed
         crash_create "$fault" "${create_points[@]}"
-        crash_poststop "$fault" "${poststop_points[@]}"
+        crash_cleanup poststop "$fault" "${poststop_points[@]}"
+        crash_cleanup gc "$fault" "${gc_points[@]}"
         echo "$fault: $((failed - before)) failures"
 done
 has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"

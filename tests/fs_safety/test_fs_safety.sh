@@ -124,7 +124,7 @@ test_lock_file_symlink() {
         write_config "failurePolicy: fail"
 
         ln -s "$OUT/file" "$STATE/$UID1.lock"
-        refused "lock symlink to a file" "cannot lock pod $UID1 within 2000 ms: $ELOOP" c1 "$p" "$UID1"
+        refused "lock symlink to a file" "cannot lock pod $UID1 (lockTimeoutMs 2000 ms): $ELOOP" c1 "$p" "$UID1"
         rm "$STATE/$UID1.lock"
         ln -s "$OUT/new-lock" "$STATE/$UID1.lock"
         refused "lock dangling symlink" "$ELOOP" c1 "$p" "$UID1"
@@ -181,7 +181,7 @@ test_mon_group_symlink() {
         rm -rf "$STATE"
         ln -s "$OUT/group" "$PLAIN/mon_groups/$UID1"
         resctrl_path=$PLAIN write_config "failurePolicy: fail"
-        refused "mon_groups/<uid> symlink" "cannot create group for pod $UID1 in the root control group: $ENOTDIR" \
+        refused "mon_groups/<uid> symlink" "cannot look up the group of pod $UID1 in the root control group: $ENOTDIR" \
                 c1 "$p" "$UID1"
         check "mon_groups/<uid> symlink: intent undone" no_state "$UID1"
 
@@ -205,7 +205,7 @@ test_ctrl_group_symlink() {
         ln -s "$OUT/ctrl" "$PLAIN/gold"
         bundle "$WORK/b-gold" '{"closID":"gold"}'
         resctrl_path=$PLAIN write_config "failurePolicy: fail"
-        refused "control group symlink" "cannot create group for pod $UID1 in gold: $ENOTDIR" \
+        refused "control group symlink" "cannot look up the group of pod $UID1 in gold: $ENOTDIR" \
                 c1 "$p" "$UID1" "$WORK/b-gold"
         check "control group symlink: intent undone" no_state "$UID1"
 

@@ -276,8 +276,62 @@ test_misc() {
         check "the loop said so" said "remove-group pod=$UID1"
 }
 
+# gc --interval on a node whose resctrl is not mounted yet: each pass says it
+# cannot run and the loop goes on; once resctrl is there, it does its work.
+test_interval_waits() {
+        local p1 loop passes
+        mount_emulator
+        write_config
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        stop "$p1"
+        fusermount3 -u "$MNT"
+        : >"$LOG"
+        gc --interval 1 >"$OUT" &
+        loop=$!
+        sleep 2.5
+        check "no resctrl: the loop still runs" kill -0 "$loop"
+        passes=$(grep -c "resctrl at '$MNT' has no monitoring" "$LOG")
+        check "no resctrl: a pass every second, each said once ($passes)" \
+                [ "$passes" -ge 2 -a "$passes" -eq "$(wc -l <"$LOG")" ]
+        "$RESCTRLFS" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
+        mkdir "$MNT/mon_groups/$UID1" # what the first mount held
+        for _ in $(seq 50); do [ -e "$G1" ] || break; sleep 0.1; done
+        check "resctrl back: the loop removed the group" test ! -e "$G1"
+        check "resctrl back: no state left" no_state "$UID1"
+        kill "$loop"; wait "$loop" 2>/dev/null
+}
+
+# gc finishes a createRuntime that was killed after recording its intent and
+# before its mkdir: the group is made, the live container put in and recorded
+# as monitored, and the log says what happened.
+test_interrupted_create() {
+        mount_emulator
+        write_config
+        local p1
+        sleeper p1
+        { strace -f -qq -o /dev/null -e inject=mkdirat:signal=KILL:when=1 \
+                "$HOOK" --config "$CONFIG" createRuntime <<<"$(state c1 "$p1" "$UID1")" \
+                2>>"$LOG"; } 2>/dev/null
+        check "killed run: no group" test ! -e "$G1"
+        : >"$LOG"
+        check "gc" gc_out
+        check "said made, and why" said "recreate-group pod=$UID1 ctrl=/ reason=\"createRuntime did not finish\""
+        check "said completed" said "complete-member pod=$UID1 container=c1 pid=$p1"
+        check "c1 in the group" has_task "$G1" "$p1"
+        check "c1 recorded as monitored" jqe '[.members[].monitored] == [true]' "$STATE/$UID1.members"
+        check "no blame on someone else" not grep -q "removed by someone else" "$LOG"
+        check "a second gc finds nothing" [ -z "$(gc)" ]
+        stop "$p1"
+        gc >/dev/null
+        check "removed at the end" test ! -e "$G1"
+}
+
+not() { ! "$@"; }
+
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
-        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc}; do
+        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
+        test_interval_waits test_interrupted_create}; do
         : >"$LOG"
         echo "== $t"
         $t

@@ -193,6 +193,101 @@ test_foreign_group() {
         check "no state left" no_state "$UID1"
 }
 
+# A group the hook found, then lost and made itself, is the hook's: its last
+# poststop removes it (no RMID leaks), and the record says so from the start.
+test_foreign_group_recreated() {
+        mount_emulator
+        write_config
+        local p1 p2
+        mkdir "$MNT/mon_groups/$UID1"
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        check "found: recorded as not the hook's" \
+                jq -e '[.groups[].owned] == [false]' "$STATE/$UID1.members"
+        rmdir "$MNT/mon_groups/$UID1" # its maker removed it
+        check "second container" create c2 "$p2" "$UID1"
+        check "made again: recorded as the hook's" \
+                jq -e '[.groups[].owned] == [true]' "$STATE/$UID1.members"
+        check "c1 put back" has_task "$MNT/mon_groups/$UID1" "$p1"
+        stop "$p1"; poststop c1 "$UID1"; stop "$p2"; poststop c2 "$UID1"
+        check "made again: removed at the last poststop" test ! -e "$MNT/mon_groups/$UID1"
+        check "made again: no state left" no_state "$UID1"
+}
+
+# A createRuntime killed after it recorded its intent and before its mkdir:
+# the next container completes what it began, and says so, not "removed by
+# someone else"; the killed run's container, still alive, is put in too.
+test_interrupted_create() {
+        mount_emulator
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        { strace -f -qq -o /dev/null -e inject=mkdirat:signal=KILL:when=1 \
+                "$HOOK" --config "$CONFIG" createRuntime <<<"$(state c1 "$p1" "$UID1")" \
+                2>>"$LOG"; } 2>/dev/null
+        check "killed run: recorded as not finished" \
+                jq -e '.members == [{"id":"c1","ctrl":"/","pid":'"$p1"',"start_time":.members[0].start_time,"monitored":false,"reason":"createRuntime did not finish"}] and ([.groups[].owned] == [true])' \
+                "$STATE/$UID1.members"
+        check "killed run: no group yet" test ! -e "$MNT/mon_groups/$UID1"
+        : >"$LOG"
+        check "second container" create c2 "$p2" "$UID1"
+        check "says the run did not finish" grep -q "was not made by a createRuntime that did not finish; made it" "$LOG"
+        check "does not blame someone else" not grep -q "removed by someone else" "$LOG"
+        check "c1 put in" has_task "$MNT/mon_groups/$UID1" "$p1"
+        check "c2 in" has_task "$MNT/mon_groups/$UID1" "$p2"
+        # The runtime retries the killed container: it is recorded anew, not "already recorded".
+        : >"$LOG"
+        check "retried createRuntime of c1" create c1 "$p1" "$UID1"
+        check "retry completes it" jq -e '[.members[].monitored] == [true, true]' "$STATE/$UID1.members"
+        stop "$p1"; poststop c1 "$UID1"; stop "$p2"; poststop c2 "$UID1"
+        check "interrupted: removed at the end" test ! -e "$MNT/mon_groups/$UID1"
+        check "interrupted: no state left" no_state "$UID1"
+}
+
+# --- outside text in log lines and status rows --------------------------------
+
+# Namespace and pod name come from annotations that users can set (Podman,
+# hand-written bundles): a newline, an escape sequence or a megabyte of text
+# must leave every log line and every status row one line of the hook's own.
+test_annotations_printed() {
+        mount_emulator
+        write_config
+        local p text
+        sleeper p
+        printf 'shop\nresctrl-mon-hook: FORGED outcome=monitored \e[31mred\e[0m' >"$WORK/evil.txt"
+        head -c $((1024 * 1024)) /dev/zero | tr '\0' 'n' >"$WORK/big.txt"
+        for text in "$WORK/evil.txt" "$WORK/big.txt"; do
+                jq -cn --rawfile ns "$text" --argjson pid "$p" --arg uid "$UID1" \
+                        --arg b "$WORK/bundle-default" \
+                        '{ociVersion: "1.2.0", id: "c1", status: "creating", pid: $pid, bundle: $b,
+                          annotations: {"io.kubernetes.pod.uid": $uid,
+                                        "io.kubernetes.pod.namespace": $ns,
+                                        "io.kubernetes.pod.name": ($ns + "-pod")}}' >"$WORK/evil.json"
+                bundle "$WORK/bundle-default"
+                run_hook createRuntime "$WORK/evil.json"
+                check "outside text: created" [ "$rc" -eq 0 ]
+                check "outside text: one log line, the hook's" one_hook_line "$ERR"
+                "$HOOK" --config "$CONFIG" status >"$WORK/status.txt" 2>>"$LOG"
+                check "outside text: status rows are the hook's" plain_rows "$WORK/status.txt"
+                # A name longer than Kubernetes allows is not kept at all.
+                check "outside text: status shows it escaped, or not at all" \
+                        grep -q '^pod .*  shop\\x0aresctrl-mon-hook: FORGED.*/shop\|^pod .*  -/-$' \
+                        "$WORK/status.txt"
+                run_hook poststop "$WORK/evil.json"
+        done
+}
+
+# Exactly one line, starting with the hook's prefix, printable and short.
+one_hook_line() { # FILE
+        [ "$(wc -l <"$1")" -eq 1 ] && grep -q '^resctrl-mon-hook: ' "$1" && plain_rows "$1"
+}
+
+# No control character but the newline, no row over 8 KiB, no forged row.
+plain_rows() { # FILE
+        ! LC_ALL=C grep -q '[[:cntrl:]]' "$1" && [ "$(wc -L <"$1")" -lt 8192 ] &&
+                ! grep -q '^resctrl-mon-hook: FORGED' "$1"
+}
+
 # --- failurePolicy and inputs that are not ours ------------------------------
 
 test_failure_policy() {
@@ -215,17 +310,58 @@ test_failure_policy() {
         check "bad state logged" grep -q "pid" "$LOG"
         hook poststop 'not json'
         check "poststop: always 0" [ $? -eq 0 ]
-        "$HOOK" --config "$CONFIG" bogus </dev/null 2>>"$LOG"
-        check "unknown stage: usage error 2" [ $? -eq 2 ]
         write_config
         check "bad UID refused" create c9 "$p" "../../etc"
         check "bad UID logged" grep -q "UID annotation is not a" "$LOG"
         check "nothing made for a bad UID" [ -z "$(ls "$MNT/mon_groups")" ]
 }
 
+not() { ! "$@"; }
+
+only_line() { # PATTERN: $ERR is one line, and it matches
+        [ "$(wc -l <"$ERR")" -eq 1 ] && grep -q "$1" "$ERR"
+}
+
+# A stage run is the runtime's: a bad command line never refuses a container
+# unless the operator chose failurePolicy: fail, and then only at createRuntime.
+# The commands keep exit 2 for misuse.
+test_fail_open_command_line() {
+        local p policy expected
+        sleeper p
+        state c1 "$p" "$UID1" >"$WORK/in.json"
+        mkdir -p -m 0700 "$STATE" # counts go where state is; counting never makes it
+        for policy in ignore fail; do
+                write_config "failurePolicy: $policy"
+                expected=0
+                [ "$policy" = fail ] && expected=1
+                "$HOOK" --config "$CONFIG" --log-level verbose createRuntime <"$WORK/in.json" 2>"$ERR"
+                check "bad log level, $policy: createRuntime exits $expected" [ $? -eq "$expected" ]
+                check "bad log level, $policy: one line, naming it" \
+                        only_line "unknown log level 'verbose'"
+                "$HOOK" --config "$CONFIG" --log-level verbose poststop <"$WORK/in.json" 2>"$ERR"
+                check "bad log level, $policy: poststop exits 0" [ $? -eq 0 ]
+                "$HOOK" --config "$CONFIG" createContainer <"$WORK/in.json" 2>"$ERR"
+                check "unknown stage, $policy: exits 0" [ $? -eq 0 ]
+                check "unknown stage, $policy: one line, naming it" \
+                        only_line "unknown stage 'createContainer'"
+                "$HOOK" --config "$CONFIG" --bogus createRuntime <"$WORK/in.json" 2>"$ERR"
+                check "unknown option, $policy: createRuntime exits $expected" [ $? -eq "$expected" ]
+                "$HOOK" --config "$CONFIG" createRuntime extra <"$WORK/in.json" 2>"$ERR"
+                check "extra argument, $policy: createRuntime exits $expected" [ $? -eq "$expected" ]
+        done
+        check "bad command lines made nothing" [ -z "$(ls "$MNT/mon_groups")" ]
+        check "bad command lines are counted" [ "$(stat -c %s "$STATE/outcome.usage.error" 2>/dev/null)" -ge 8 ]
+        "$HOOK" --config "$CONFIG" gc --bogus 2>"$ERR"
+        check "gc: unknown option exits 2" [ $? -eq 2 ]
+        "$HOOK" --config "$CONFIG" --bogus status 2>"$ERR"
+        check "status: unknown option before it exits 2" [ $? -eq 2 ]
+}
+
 for t in test_three_containers test_compact_uid test_mixed_class test_enospc test_ebusy \
         test_class_mismatch test_duplicate_create test_poststop_unknown \
-        test_group_removed_by_someone_else test_foreign_group test_failure_policy; do
+        test_group_removed_by_someone_else test_foreign_group test_foreign_group_recreated \
+        test_interrupted_create test_annotations_printed test_failure_policy \
+        test_fail_open_command_line; do
         : >"$LOG"
         echo "== $t"
         $t

@@ -23,6 +23,7 @@ create_pod() { # ID PID UID NAMESPACE POD [BUNDLE]
 
 status() { "$HOOK" --config "$CONFIG" status "$@" 2>>"$LOG"; }
 hook_check() { "$HOOK" --config "$CONFIG" check "$@" 2>>"$LOG"; }
+not() { ! "$@"; }
 
 # UID1 (the harness's): two containers, root and gold.
 # UID2 (the harness's): adopts a group that already counted.
@@ -181,7 +182,8 @@ test_check() {
         check "check: a fix follows a warning" grep -q "fix: monitor fewer pods" "$WORK/check.txt"
         check "check: state dir" grep -q "^ok    state-dir .* mode 0700" "$WORK/check.txt"
         check "check: hooks.d files" [ "$(grep -c "^ok    hooks.d .* runs '$HOOK'" "$WORK/check.txt")" -eq 2 ]
-        check "check: other manager's group" grep -q "^warn  other-managers  1 pod-UID-named groups are not this hook's (gold/mon_groups/$FOREIGN); 4 are" "$WORK/check.txt"
+        # UID2 uses a group it found: counted as the other manager's it is.
+        check "check: other manager's groups" grep -q -- "^warn  other-managers  2 pod-UID-named groups are not this hook's (mon_groups/$UID2, gold/mon_groups/$FOREIGN); 3 are" "$WORK/check.txt"
 
         hook_check --json --hooks-dir "$hooks" >"$WORK/check.json"
         check "check --json: exit 0" [ $? -eq 0 ]
@@ -204,12 +206,34 @@ test_check() {
         check "check: mount line" grep -q "^fail  resctrl-mount   '$WORK/empty' is not a resctrl mount" <<<"$out"
         check "check: mount fix" grep -q "fix: mount -t resctrl resctrl $WORK/empty" <<<"$out"
         check "check: nothing more said of a missing resctrl" [ "$(grep -c "^fail" <<<"$out")" -eq 2 ]
-        echo "bogusKey: 1" >"$CONFIG"
+        # A key this binary does not know: check fails naming file, line and
+        # key, and says what the hook does; the rest of the file is in force.
+        write_status_config "$MNT"
+        echo "mbmEvents: [mbm_total_bytes]" >>"$CONFIG"
         out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
-        check "check: invalid config fails" [ $rc -eq 1 ]
-        check "check: config line names the key" grep -q "^fail  config .*bogusKey" <<<"$out"
-        "$HOOK" --config "$CONFIG" status >/dev/null 2>&1
-        check "status: invalid config exits 1" [ $? -eq 1 ]
+        check "check: unknown key fails" [ $rc -eq 1 ]
+        check "check: config line names file, line and key" \
+                grep -q "^fail  config          $CONFIG:6: key 'mbmEvents': unknown key, skipped$" <<<"$out"
+        check "check: says what the hook does" \
+                grep -q "fix: correct the file; until then the key is skipped; the rest of the file is used" <<<"$out"
+        check "check: claims no defaults" not grep -q "default" <<<"$out"
+        check "check: the rest of the file is used" grep -q "^ok    monitoring " <<<"$out"
+        status >/dev/null
+        check "status: an unknown key does not stop it" [ $? -eq 0 ]
+        # A run with that config counts the problem where status shows it.
+        create_pod x1 "$a1" "$UID1" shop web
+        status --prometheus >"$WORK/prom.txt"
+        check "prometheus: the config problem counted" \
+                grep -q '^resctrl_hook_outcomes_total{stage="config",result="unknown_key"} 1$' "$WORK/prom.txt"
+        # The run's deadline must end before the runtime's timeout (5 s in the file).
+        write_status_config "$MNT"
+        echo "lockTimeoutMs: 4500" >>"$CONFIG"
+        printf '{"version":"1.0.0","hook":{"path":"%s","args":["resctrl-mon-hook","createRuntime"],"timeout":5},"stages":["createRuntime"]}\n' \
+                "$HOOK" >"$hooks/50-create.json"
+        out=$(hook_check --hooks-dir "$hooks"); rc=$?
+        check "check: lockTimeoutMs near the hook's timeout fails" [ $rc -eq 1 ]
+        check "check: says which file and by how much" \
+                grep -q "^fail  hooks.d         $hooks/50-create.json: timeout 5 s leaves less than 1000 ms after lockTimeoutMs (4500 ms)" <<<"$out"
         "$HOOK" status --bogus >/dev/null 2>&1
         check "status: usage error exits 2" [ $? -eq 2 ]
         write_status_config "$MNT"

@@ -103,9 +103,10 @@ echo "lockTimeoutMs: [1]" >"$CONFIG"
 state c1 "$p1" "$UID1" >"$WORK/in.json"
 expect "invalid config" 0 run_hook createRuntime "$WORK/in.json"
 expect "missing config" 0 "$HOOK" --config "$WORK/missing.yaml" createRuntime <"$WORK/in.json"
-expect "usage: unknown stage" 2 "$HOOK" --config "$CONFIG" bogus </dev/null
-expect "usage: unknown option" 2 "$HOOK" --bogus createRuntime </dev/null
-expect "usage: bad log level" 2 "$HOOK" --log-level loud createRuntime </dev/null
+expect "usage: unknown stage" 0 "$HOOK" --config "$CONFIG" bogus </dev/null
+expect "usage: unknown option" 0 "$HOOK" --config "$CONFIG" --bogus createRuntime </dev/null
+expect "usage: bad log level" 0 "$HOOK" --config "$CONFIG" --log-level loud createRuntime </dev/null
+expect "usage: gc's unknown option" 2 "$HOOK" --config "$CONFIG" gc --bogus </dev/null
 expect "--help" 0 "$HOOK" --help </dev/null >/dev/null
 expect "--version" 0 "$HOOK" --version </dev/null >/dev/null
 
