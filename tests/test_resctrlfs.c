@@ -965,6 +965,183 @@ START_TEST(test_tasks_threads)
 }
 END_TEST
 
+/* ---- a child that forks and clones on command ---- */
+
+struct forker {
+        pid_t pid;
+        int cmd_fd;    /* 'f': fork a child, 't': start a thread */
+        int report_fd; /* the new task's id */
+};
+
+static void *forker_thread(void *p)
+{
+        int fd = *(int *) p;
+        pid_t tid = gettid();
+
+        if (write(fd, &tid, sizeof(tid)) != sizeof(tid))
+                _exit(1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static _Noreturn void forker_main(int cmd_fd, int report_fd)
+{
+        pid_t parent = getpid(), id;
+        pthread_t thread;
+        char c;
+
+        while (read(cmd_fd, &c, 1) == 1) {
+                if (c == 't') {
+                        if (pthread_create(&thread, NULL, forker_thread, &report_fd) != 0)
+                                _exit(1);
+                        continue;
+                }
+                id = fork();
+                if (id == 0) {
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (getppid() != parent)
+                                _exit(0);
+                        for (;;)
+                                pause();
+                }
+                if (id < 0 || write(report_fd, &id, sizeof(id)) != sizeof(id))
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+static void spawn_forker(struct forker *f)
+{
+        pid_t parent = getpid();
+        int cmd[2], report[2];
+
+        ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(report, O_CLOEXEC), 0);
+        f->pid = fork();
+        ck_assert_int_ge(f->pid, 0);
+        if (f->pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent)
+                        _exit(0);
+                forker_main(cmd[0], report[1]);
+        }
+        (void) close(cmd[0]);
+        (void) close(report[1]);
+        f->cmd_fd = cmd[1];
+        f->report_fd = report[0];
+        ck_assert_uint_lt(n_children, ELEMENTSOF(children));
+        children[n_children++] = f->pid;
+}
+
+/* Has the forker make a task ('f' a process, 't' a thread); its id. */
+static pid_t forker_new(const struct forker *f, char what)
+{
+        pid_t id;
+
+        ck_assert_int_eq(write(f->cmd_fd, &what, 1), 1);
+        ck_assert_int_eq(read(f->report_fd, &id, sizeof(id)), (ssize_t) sizeof(id));
+        return id;
+}
+
+/* The emulator learns of new tasks from fork events, a moment later. */
+static bool lists_soon(const char *tasks, pid_t tid)
+{
+        for (int i = 0; i < 200; i++) {
+                if (lists(tasks, tid))
+                        return true;
+                sleep_ms(10);
+        }
+        return false;
+}
+
+/* copy_process() copies CLOSID and RMID: a new process or thread starts in
+ * the group of its creator, one created before the creator moved does not
+ * follow it, and a tasks write overrides what was inherited. */
+START_TEST(test_fork_inheritance)
+{
+        struct forker f;
+        pid_t before, child, thread, grandchild;
+
+        emu_mount(NULL);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
+        spawn_forker(&f);
+        before = forker_new(&f, 'f');
+        move("g/tasks", f.pid);
+        move("g/mon_groups/m/tasks", f.pid);
+
+        child = forker_new(&f, 'f');
+        thread = forker_new(&f, 't');
+        ck_assert(lists_soon("g/mon_groups/m/tasks", child));
+        ck_assert(lists_soon("g/mon_groups/m/tasks", thread));
+        ck_assert(lists("g/tasks", child));
+        ck_assert(!lists("g/tasks", before));
+        ck_assert(!lists("tasks", before)); /* untracked: in the root group */
+
+        /* An explicit move wins over what the task inherited. */
+        move("g/tasks", child);
+        ck_assert(!lists("g/mon_groups/m/tasks", child));
+        ck_assert(lists("g/tasks", child));
+
+        /* Inheritance goes on down the tree: a thread's fork. */
+        ck_assert_int_eq(mkdir_at("h"), 0);
+        move("h/tasks", thread);
+        sleep_ms(20);
+        grandchild = forker_new(&f, 'f'); /* forked by the main thread: still in m */
+        ck_assert(lists_soon("g/mon_groups/m/tasks", grandchild));
+        ck_assert(!lists("h/tasks", grandchild));
+}
+END_TEST
+
+/* With --no-fork-tracking, only tasks writes place tasks. */
+START_TEST(test_no_fork_tracking)
+{
+        struct forker f;
+        pid_t child;
+
+        emu_mount("--no-fork-tracking", NULL);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        spawn_forker(&f);
+        move("g/tasks", f.pid);
+        child = forker_new(&f, 'f');
+        sleep_ms(200);
+        ck_assert(!lists("g/tasks", child));
+}
+END_TEST
+
+/* The debug mount option's mon_hw_id and ctrl_hw_id: the RMID and CLOSID a
+ * group holds, so that a test can tell a group made again from the old one. */
+START_TEST(test_hw_ids)
+{
+        emu_mount("--debug", NULL);
+        assert_file("mon_hw_id", "0\n");
+        assert_file("ctrl_hw_id", "0\n");
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/a"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/b"), 0);
+        assert_file("g/ctrl_hw_id", "1\n");
+        assert_file("g/mon_hw_id", "1\n");
+        assert_file("mon_groups/a/mon_hw_id", "2\n");
+        assert_file("g/mon_groups/b/mon_hw_id", "3\n");
+        ck_assert_int_eq(faccessat(root_fd, "mon_groups/a/ctrl_hw_id", F_OK, 0), -1);
+        ck_assert_int_eq(rmdir_at("mon_groups/a"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/c"), 0);
+        assert_file("mon_groups/c/mon_hw_id", "4\n"); /* the kernel's free list: oldest first */
+        ck_assert_int_eq(faccessat(root_fd, "mon_groups/c/mon_hw_id", R_OK, 0), 0);
+}
+END_TEST
+
+/* Without the debug option there are no hardware ids. */
+START_TEST(test_hw_ids_hidden)
+{
+        emu_mount(NULL);
+        ck_assert_int_eq(mkdir_at("mon_groups/a"), 0);
+        ck_assert_int_eq(faccessat(root_fd, "mon_hw_id", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(root_fd, "mon_groups/a/mon_hw_id", F_OK, 0), -1);
+}
+END_TEST
+
 START_TEST(test_tasks_read_snapshot)
 {
         _cleanup_free_ char *whole = NULL;
@@ -1343,6 +1520,10 @@ static Suite *resctrlfs_suite(void)
             {"tasks_cross_parent", test_tasks_cross_parent},
             {"tasks_threads", test_tasks_threads},
             {"tasks_read_snapshot", test_tasks_read_snapshot},
+            {"fork_inheritance", test_fork_inheritance},
+            {"no_fork_tracking", test_no_fork_tracking},
+            {"hw_ids", test_hw_ids},
+            {"hw_ids_hidden", test_hw_ids_hidden},
             {"tasks_pid_reuse", test_tasks_pid_reuse},
             {"tasks_root_lists_tracked", test_tasks_root_lists_tracked},
             {"group_removed_while_open", test_group_removed_while_open},

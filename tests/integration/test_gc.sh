@@ -267,7 +267,7 @@ test_misc() {
 
         sleeper p1
         create c1 "$p1" "$UID1"
-        gc --interval 1 >"$OUT" &
+        "$HOOK" --config "$CONFIG" gc --interval 1 >"$OUT" 2>>"$LOG" & # the hook itself: kill stops it
         loop=$!
         stop "$p1"
         for _ in $(seq 50); do [ -e "$G1" ] || break; sleep 0.1; done
@@ -287,7 +287,7 @@ test_interval_waits() {
         stop "$p1"
         fusermount3 -u "$MNT"
         : >"$LOG"
-        gc --interval 1 >"$OUT" &
+        "$HOOK" --config "$CONFIG" gc --interval 1 >"$OUT" 2>>"$LOG" & # the hook itself: kill stops it
         loop=$!
         sleep 2.5
         check "no resctrl: the loop still runs" kill -0 "$loop"

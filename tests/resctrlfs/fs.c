@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forks.h"
 #include "fs.h"
 #include "macro.h"
 
@@ -44,12 +45,23 @@ struct file_def {
         mode_t mode;
 };
 
-enum { GF_TASKS, GF_CPUS, GF_CPUS_LIST, GF_SCHEMATA, GF_MODE, GF_SIZE, GF_COUNT };
+enum {
+        GF_TASKS,
+        GF_CPUS,
+        GF_CPUS_LIST,
+        GF_SCHEMATA,
+        GF_MODE,
+        GF_SIZE,
+        GF_MON_HW_ID,  /* with the debug mount option: the group's RMID */
+        GF_CTRL_HW_ID, /* with the debug mount option: a CTRL_MON group's CLOSID */
+        GF_COUNT
+};
 /* A MON group has only the first three (RFTYPE_BASE without RFTYPE_CTRL). */
 #define MON_GROUP_FILES 3
+#define CTRL_GROUP_FILES GF_MON_HW_ID
 static const struct file_def group_files[GF_COUNT] = {
-    {"tasks", 0644},    {"cpus", 0644}, {"cpus_list", 0644},
-    {"schemata", 0644}, {"mode", 0644}, {"size", 0444},
+    {"tasks", 0644}, {"cpus", 0644}, {"cpus_list", 0644}, {"schemata", 0644},
+    {"mode", 0644},  {"size", 0444}, {"mon_hw_id", 0444}, {"ctrl_hw_id", 0444},
 };
 
 enum { RES_L3, RES_PERF_PKG, RES_COUNT };
@@ -163,10 +175,17 @@ typedef int (*child_fn)(void *userdata, const char *name, const struct node *chi
 static int group_dir_children(struct fs *fs, struct group *g, child_fn fn, void *userdata)
 {
         struct group *root = model_root(fs->m);
-        unsigned n_files = g->type == GROUP_CTRL ? GF_COUNT : MON_GROUP_FILES;
+        unsigned n_files = g->type == GROUP_CTRL ? CTRL_GROUP_FILES : MON_GROUP_FILES;
 
         for (unsigned i = 0; i < n_files; i++)
                 EMIT(group_files[i].name, .kind = NODE_GROUP_FILE, .g = g, .idx = i);
+        if (model_config(fs->m)->debug) {
+                EMIT(group_files[GF_MON_HW_ID].name, .kind = NODE_GROUP_FILE, .g = g,
+                     .idx = GF_MON_HW_ID);
+                if (g->type == GROUP_CTRL)
+                        EMIT(group_files[GF_CTRL_HW_ID].name, .kind = NODE_GROUP_FILE, .g = g,
+                             .idx = GF_CTRL_HW_ID);
+        }
         if (g == root)
                 EMIT("info", .kind = NODE_INFO_DIR);
         if (g->type == GROUP_CTRL)
@@ -394,6 +413,12 @@ static int render_group_file(struct fs *fs, const struct node *n, FILE *f)
                 break;
         case GF_SIZE:
                 print_domains(f, cfg->l3_domains, "12582912");
+                break;
+        case GF_MON_HW_ID:
+                fprintf(f, "%u\n", n->g->rmid);
+                break;
+        case GF_CTRL_HW_ID:
+                fprintf(f, "%u\n", n->g->closid);
                 break;
         }
         return 0;
@@ -785,16 +810,29 @@ static const struct fuse_operations fs_operations = {
     .mknod = fs_mknod,
 };
 
-static int fs_serve(struct fuse *fuse, const char *mountpoint, bool foreground)
+static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bool foreground)
 {
         struct fuse_session *se = fuse_get_session(fuse);
         struct fuse_loop_config *loop;
+        _cleanup_close_ int forks_fd = -EBADF;
         int r;
 
+        if (model_config(fs->m)->track_forks) {
+                r = fork_watch_open(&forks_fd);
+                if (r < 0) {
+                        fprintf(stderr,
+                                "resctrlfs: cannot watch forks (proc connector: %s); "
+                                "--no-fork-tracking runs without\n",
+                                strerror(-r));
+                        return r;
+                }
+        }
         if (fuse_mount(fuse, mountpoint) != 0)
                 return -EIO;
         /* Detach only now, so whoever started us finds the mount in place. */
         r = fuse_daemonize(foreground) == 0 ? 0 : -EIO;
+        if (r == 0 && forks_fd >= 0)
+                r = fork_watch_start(TAKE_FD(forks_fd), fs->m, &fs->lock);
         if (r == 0 && fuse_set_signal_handlers(se) != 0)
                 r = -EIO;
         if (r == 0) {
@@ -830,7 +868,7 @@ int fs_run(struct model *m, const char *mountpoint, bool foreground)
         fuse_opt_free_args(&args);
         if (!fuse)
                 return -EINVAL;
-        r = fs_serve(fuse, mountpoint, foreground);
+        r = fs_serve(&fs, fuse, mountpoint, foreground);
         fuse_destroy(fuse);
         return r;
 }

@@ -17,7 +17,7 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
                 "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
-                "                 MOUNTPOINT\n");
+                "                 [--debug] [--no-fork-tracking] MOUNTPOINT\n");
 }
 
 static int parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -69,6 +69,8 @@ int main(int argc, char *argv[])
             {"l3-domains", required_argument, NULL, 'l'},
             {"perf-pkg-domains", required_argument, NULL, 'p'},
             {"limbo-ms", required_argument, NULL, 'm'},
+            {"debug", no_argument, NULL, 'd'},
+            {"no-fork-tracking", no_argument, NULL, 'F'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -76,6 +78,7 @@ int main(int argc, char *argv[])
             .num_rmids = 64,
             .num_closids = 16,
             .l3_domains = 1,
+            .track_forks = true,
         };
         const char *ctrl_groups = NULL;
         struct model *m = NULL;
@@ -104,6 +107,12 @@ int main(int argc, char *argv[])
                         break;
                 case 'm':
                         r = parse_unsigned(optarg, 0, 3600 * 1000, &cfg.limbo_ms);
+                        break;
+                case 'd':
+                        cfg.debug = true;
+                        break;
+                case 'F':
+                        cfg.track_forks = false;
                         break;
                 case 'h':
                         usage(stdout);

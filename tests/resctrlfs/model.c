@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "macro.h"
@@ -36,7 +38,9 @@ struct rmid {
  * root group and no MON group, like every thread the kernel has not moved. */
 struct task {
         pid_t tid;
+        pid_t tgid;          /* its process; 0 when /proc did not say */
         uint64_t start_time; /* /proc/<tid>/stat field 22: tells a reused id */
+        uint64_t joined_at;  /* in the same clock ticks: when it got its group */
         struct group *ctrl;
         struct group *mon;
 };
@@ -220,6 +224,31 @@ static int thread_start_time(int proc_fd, pid_t tid, uint64_t *ret)
         return 0;
 }
 
+/* The process of thread tid, from /proc/<tid>/status; 0 when it cannot tell. */
+static pid_t thread_tgid(int proc_fd, pid_t tid)
+{
+        _cleanup_free_ char *buf = NULL;
+        char path[32];
+        const char *p;
+
+        (void) snprintf(path, sizeof(path), "%d/status", (int) tid);
+        if (read_small_file_at(proc_fd, path, 16384, &buf) < 0)
+                return 0;
+        p = strstr(buf, "\nTgid:");
+        return p ? (pid_t) strtol(p + 6, NULL, 10) : 0;
+}
+
+/* Now, in the clock ticks of /proc/<pid>/stat's start time (USER_HZ since boot). */
+static uint64_t now_ticks(void)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (uint64_t) ts.tv_sec * (uint64_t) hz +
+               (uint64_t) ts.tv_nsec / (1000000000ULL / (uint64_t) hz);
+}
+
 static bool task_is_live(const struct model *m, const struct task *t)
 {
         uint64_t start;
@@ -252,6 +281,23 @@ static struct task *task_add(struct model *m, pid_t tid, uint64_t start_time)
             .ctrl = m->groups,
         };
         return &m->tasks[m->n_tasks++];
+}
+
+/* A live tracked thread of process tgid other than tid: the leader first. */
+static const struct task *process_task(const struct model *m, pid_t tgid, pid_t tid)
+{
+        const struct task *any = NULL;
+
+        for (size_t i = 0; i < m->n_tasks; i++) {
+                const struct task *t = &m->tasks[i];
+
+                if (t->tgid != tgid || t->tid == tid || !task_is_live(m, t))
+                        continue;
+                if (t->tid == tgid)
+                        return t;
+                any = any ? any : t;
+        }
+        return any;
 }
 
 static struct group *task_rmid_group(const struct task *t)
@@ -590,6 +636,8 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
                 /* The id was reused: the new thread starts out untracked. */
                 *t = (struct task){.tid = tid, .start_time = start, .ctrl = m->groups};
         }
+        if (t && t->tgid == 0)
+                t->tgid = thread_tgid(m->proc_fd, tid);
         ctrl = t ? t->ctrl : m->groups;
         if (g->type == GROUP_MON) {
                 if (ctrl != g->parent) {
@@ -604,10 +652,41 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
                 t = task_add(m, tid, start);
                 if (!t)
                         return -ENOMEM;
+                t->tgid = thread_tgid(m->proc_fd, tid);
         }
         t->ctrl = ctrl;
         t->mon = mon;
+        t->joined_at = now_ticks();
         return 0;
+}
+
+void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid)
+{
+        const struct task *from;
+        struct group *ctrl, *mon;
+        struct task *t;
+        uint64_t start;
+
+        if (thread_start_time(m->proc_fd, tid, &start) < 0)
+                return; /* gone already: nothing to place */
+        t = task_find(m, tid);
+        if (t && t->start_time == start)
+                return; /* a tasks write placed it first */
+        from = tid == tgid ? task_find(m, creator) : process_task(m, tgid, tid);
+        if (!from || !task_is_live(m, from) || start < from->joined_at)
+                return; /* an untracked creator: the root group, as untracked */
+        ctrl = from->ctrl;
+        mon = from->mon;
+        if (!t)
+                t = task_add(m, tid, start); /* may move the array: from is stale */
+        if (!t)
+                return;
+        *t = (struct task){.tid = tid,
+                           .tgid = tgid,
+                           .start_time = start,
+                           .joined_at = start,
+                           .ctrl = ctrl,
+                           .mon = mon};
 }
 
 /* rdtgroup_tasks_write() as of v6.7: a comma-separated list, applied in order

@@ -23,6 +23,8 @@ struct model_config {
         unsigned l3_domains;
         unsigned perf_pkg_domains;
         unsigned limbo_ms;
+        bool debug;       /* the debug mount option: mon_hw_id and ctrl_hw_id files */
+        bool track_forks; /* new tasks start in their creator's group (forks.h) */
 };
 
 enum group_type {
@@ -95,6 +97,15 @@ ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, siz
                           pid_t caller_tid);
 /* g's tasks file content (malloc'd). */
 int model_tasks_read(struct model *m, const struct group *g, char **ret);
+
+/* The kernel created thread tid of process tgid (copy_process()): it starts
+ * in the group of the thread that created it, which copy_process() copies
+ * CLOSID and RMID from. creator is the thread that forked a new process
+ * (tid == tgid); a new thread's creator is not known from the outside, so
+ * a tracked thread of its process stands in, the leader first. A thread that
+ * a tasks write has placed already, or that started before its creator
+ * joined its group, is left as it is. */
+void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid);
 
 /* An event counter of g: its own RMID, plus its MON groups' for a CTRL_MON
  * group. Fixed-point events are raw values with MODEL_FIXED_POINT_BITS. */

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "forks.h"
+#include "macro.h"
+
+/* Forks come in bursts (a shell pipeline, a thread pool): room for many. */
+#define FORK_WATCH_RCVBUF (8 << 20)
+
+struct fork_watch {
+        struct model *m;
+        pthread_mutex_t *lock;
+        int fd;
+};
+
+/* PROC_CN_MCAST_LISTEN, as one netlink message. */
+static int subscribe(int fd)
+{
+        struct __attribute__((aligned(NLMSG_ALIGNTO))) {
+                struct nlmsghdr nl;
+                struct __attribute__((packed)) {
+                        struct cn_msg cn;
+                        enum proc_cn_mcast_op op;
+                };
+        } msg = {
+            .nl = {.nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_DONE},
+            .cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
+                   .len = sizeof(enum proc_cn_mcast_op)},
+            .op = PROC_CN_MCAST_LISTEN,
+        };
+
+        return send(fd, &msg, sizeof(msg), 0) == (ssize_t) sizeof(msg) ? 0 : -errno;
+}
+
+static void handle(struct fork_watch *w, const struct proc_event *ev)
+{
+        if (ev->what != PROC_EVENT_FORK)
+                return;
+        (void) pthread_mutex_lock(w->lock);
+        model_task_created(w->m, ev->event_data.fork.parent_pid, ev->event_data.fork.child_pid,
+                           ev->event_data.fork.child_tgid);
+        (void) pthread_mutex_unlock(w->lock);
+}
+
+static void *watch(void *userdata)
+{
+        struct fork_watch *w = userdata;
+        char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+        for (;;) {
+                ssize_t n = recv(w->fd, buf, sizeof(buf), 0);
+
+                if (n < 0 && errno == ENOBUFS) {
+                        /* The socket overflowed: some new tasks stay where
+                         * the kernel would not have left them. */
+                        fprintf(stderr, "resctrlfs: fork events lost (ENOBUFS)\n");
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                for (struct nlmsghdr *nl = (struct nlmsghdr *) buf; NLMSG_OK(nl, (size_t) n);
+                     nl = NLMSG_NEXT(nl, n)) {
+                        const struct cn_msg *cn = NLMSG_DATA(nl);
+
+                        if (nl->nlmsg_type == NLMSG_DONE && cn->id.idx == CN_IDX_PROC &&
+                            cn->len >= sizeof(struct proc_event))
+                                handle(w, (const struct proc_event *) cn->data);
+                }
+        }
+        fprintf(stderr, "resctrlfs: fork events stopped: %s\n", strerror(errno));
+        return NULL;
+}
+
+int fork_watch_open(int *ret_fd)
+{
+        struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+        _cleanup_close_ int fd = -EBADF;
+        int size = FORK_WATCH_RCVBUF, r;
+
+        fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+        if (fd < 0)
+                return -errno;
+        (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+        if (bind(fd, (struct sockaddr *) &addr, sizeof(addr)) < 0)
+                return -errno;
+        r = subscribe(fd);
+        if (r < 0)
+                return r;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock)
+{
+        struct fork_watch *w = malloc(sizeof(*w));
+        pthread_t thread;
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        *w = (struct fork_watch){.m = m, .lock = lock, .fd = fd};
+        r = -pthread_create(&thread, NULL, watch, w);
+        if (r < 0) {
+                free(w);
+                return r;
+        }
+        (void) pthread_detach(thread);
+        return 0;
+}
