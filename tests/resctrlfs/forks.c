@@ -21,23 +21,21 @@ struct fork_watch {
         int fd;
 };
 
-/* PROC_CN_MCAST_LISTEN, as one netlink message. */
+/* PROC_CN_MCAST_LISTEN, as one netlink message: a header, a cn_msg, the op. */
 static int subscribe(int fd)
 {
-        struct __attribute__((aligned(NLMSG_ALIGNTO))) {
-                struct nlmsghdr nl;
-                struct __attribute__((packed)) {
-                        struct cn_msg cn;
-                        enum proc_cn_mcast_op op;
-                };
-        } msg = {
-            .nl = {.nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_DONE},
-            .cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
-                   .len = sizeof(enum proc_cn_mcast_op)},
-            .op = PROC_CN_MCAST_LISTEN,
-        };
+        enum { PAYLOAD = sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op) };
+        char buf[NLMSG_SPACE(PAYLOAD)] __attribute__((aligned(NLMSG_ALIGNTO))) = {0};
+        struct nlmsghdr *nl = (struct nlmsghdr *) buf;
+        struct cn_msg *cn = NLMSG_DATA(nl);
+        enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
 
-        return send(fd, &msg, sizeof(msg), 0) == (ssize_t) sizeof(msg) ? 0 : -errno;
+        nl->nlmsg_len = NLMSG_LENGTH(PAYLOAD);
+        nl->nlmsg_type = NLMSG_DONE;
+        cn->id = (struct cb_id){.idx = CN_IDX_PROC, .val = CN_VAL_PROC};
+        cn->len = sizeof(op);
+        memcpy(cn->data, &op, sizeof(op));
+        return send(fd, buf, nl->nlmsg_len, 0) == (ssize_t) nl->nlmsg_len ? 0 : -errno;
 }
 
 static void handle(struct fork_watch *w, const struct proc_event *ev)
@@ -72,9 +70,14 @@ static void *watch(void *userdata)
                      nl = NLMSG_NEXT(nl, n)) {
                         const struct cn_msg *cn = NLMSG_DATA(nl);
 
-                        if (nl->nlmsg_type == NLMSG_DONE && cn->id.idx == CN_IDX_PROC &&
-                            cn->len >= sizeof(struct proc_event))
-                                handle(w, (const struct proc_event *) cn->data);
+                        struct proc_event ev;
+
+                        if (nl->nlmsg_type != NLMSG_DONE || cn->id.idx != CN_IDX_PROC ||
+                            cn->len < sizeof(ev))
+                                continue;
+                        /* cn_msg is 20 bytes: the event after it is not aligned. */
+                        memcpy(&ev, cn->data, sizeof(ev));
+                        handle(w, &ev);
                 }
         }
         fprintf(stderr, "resctrlfs: fork events stopped: %s\n", strerror(errno));
