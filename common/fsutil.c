@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -206,6 +207,76 @@ bool name_is_valid(const char *name)
                 if (*p == '/' || *p < 0x20 || *p == 0x7f)
                         return false;
         return true;
+}
+
+int parse_pid(const char *s, const char *end, pid_t *ret)
+{
+        long v = 0;
+
+        if (s == end || (*s == '0' && end - s > 1))
+                return -EINVAL;
+        for (; s < end; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                v = v * 10 + (*s - '0');
+                if (v > INT_MAX)
+                        return -ERANGE;
+        }
+        if (v == 0)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+bool next_pid_line(const char **p, pid_t *ret)
+{
+        const char *end;
+
+        if (!*p || **p == '\0')
+                return false;
+        end = strchrnul(*p, '\n');
+        if (parse_pid(*p, end, ret) < 0)
+                *ret = 0;
+        *p = *end ? end + 1 : end;
+        return true;
+}
+
+static int pid_compare(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+int pid_list_parse(const char *text, pid_t **ret, size_t *ret_n)
+{
+        _cleanup_free_ pid_t *ids = NULL;
+        size_t n = 0, cap = 0;
+        pid_t id;
+
+        for (const char *p = text; next_pid_line(&p, &id);) {
+                if (id == 0)
+                        continue;
+                if (n == cap) {
+                        pid_t *a = reallocarray(ids, cap ? cap * 2 : 64, sizeof(*a));
+
+                        if (!a)
+                                return -ENOMEM;
+                        ids = a;
+                        cap = cap ? cap * 2 : 64;
+                }
+                ids[n++] = id;
+        }
+        if (n > 0)
+                qsort(ids, n, sizeof(*ids), pid_compare);
+        *ret = TAKE_PTR(ids);
+        *ret_n = n;
+        return 0;
+}
+
+bool pid_list_has(const pid_t *ids, size_t n, pid_t id)
+{
+        return n > 0 && bsearch(&id, ids, n, sizeof(*ids), pid_compare);
 }
 
 int64_t now_usec(void)

@@ -41,6 +41,21 @@ int opendir_at(int dir_fd, const char *path, DIR **ret);
  * bytes, no '/', no control characters (newline, NUL), not "." or "..". */
 bool name_is_valid(const char *name);
 
+/* A decimal id as the kernel prints it, from s up to end: digits only, no
+ * sign, no leading zero, in [1, INT_MAX]. 0, -EINVAL or -ERANGE. */
+int parse_pid(const char *s, const char *end, pid_t *ret);
+
+/* Steps *p past the next line of an id listing ("%d\n" per task: resctrl's
+ * tasks, a cgroup's cgroup.threads), its id in *ret (0 for a line that is
+ * not one): false at the end. */
+bool next_pid_line(const char **p, pid_t *ret);
+
+/* The ids of an id listing (resctrl's tasks, cgroup.threads), sorted, lines
+ * that are no id skipped: *ret malloc'd (NULL when empty). 0 or -ENOMEM. */
+int pid_list_parse(const char *text, pid_t **ret, size_t *ret_n);
+/* Is id in the sorted list? */
+bool pid_list_has(const pid_t *ids, size_t n, pid_t id);
+
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t now_usec(void);
 

@@ -170,26 +170,6 @@ void rdt_unlock(int root_fd)
         (void) flock(root_fd, LOCK_UN);
 }
 
-/* A decimal id as the kernel prints it: digits only, no sign, no leading zero. */
-static int parse_id(const char *s, const char *end, pid_t *ret)
-{
-        long v = 0;
-
-        if (s == end || (*s == '0' && end - s > 1))
-                return -EINVAL;
-        for (; s < end; s++) {
-                if (!isdigit((unsigned char) *s))
-                        return -EINVAL;
-                v = v * 10 + (*s - '0');
-                if (v > INT_MAX)
-                        return -ERANGE;
-        }
-        if (v == 0)
-                return -EINVAL;
-        *ret = (pid_t) v;
-        return 0;
-}
-
 int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret)
 {
         _cleanup_free_ char *buf = NULL;
@@ -302,7 +282,7 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 pid_t tid;
 
-                if (parse_id(de->d_name, de->d_name + strlen(de->d_name), &tid) < 0 || tid == pid)
+                if (parse_pid(de->d_name, de->d_name + strlen(de->d_name), &tid) < 0 || tid == pid)
                         continue;
                 r = write_task_id(tasks_fd, tid);
                 if (r == -ESRCH) /* the thread exited meanwhile */
@@ -332,19 +312,45 @@ static int read_tasks(int root_fd, const char *ctrl, const char *name, char **re
         return read_all_fd(fd, RDT_TASKS_MAX, ret, NULL);
 }
 
-/* Steps *p past the next line of a tasks listing ("%d\n" per task), its id
- * in *ret (0 for a line that is not an id): false at its end. */
-static bool next_task_id(const char **p, pid_t *ret)
+int rdt_mon_group_tasks(int root_fd, const char *ctrl, const char *name, pid_t **ret, size_t *ret_n)
 {
-        const char *end;
+        _cleanup_free_ char *buf = NULL;
+        int r;
 
-        if (!*p || **p == '\0')
-                return false;
-        end = strchrnul(*p, '\n');
-        if (parse_id(*p, end, ret) < 0)
-                *ret = 0;
-        *p = *end ? end + 1 : end;
-        return true;
+        r = read_tasks(root_fd, ctrl, name, &buf);
+        if (r < 0)
+                return r;
+        return pid_list_parse(buf, ret, ret_n);
+}
+
+int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, const pid_t *tids,
+                            size_t n, unsigned *ret_moved, unsigned *ret_refused)
+{
+        _cleanup_close_ int group_fd = -EBADF, tasks_fd = -EBADF;
+        unsigned moved = 0, refused = 0;
+        int r;
+
+        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        if (r < 0)
+                return r;
+        tasks_fd = openat(group_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (tasks_fd < 0)
+                return -errno;
+        for (size_t i = 0; i < n; i++) {
+                r = write_task_id(tasks_fd, tids[i]);
+                if (r == -ESRCH) /* exited meanwhile */
+                        continue;
+                if (r == -EINVAL) { /* in another control group: not ours to move */
+                        refused++;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                moved++;
+        }
+        *ret_moved = moved;
+        *ret_refused = refused;
+        return r < 0 && r != -ESRCH && r != -EINVAL ? r : 0;
 }
 
 int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
@@ -358,7 +364,7 @@ int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const cha
                 return 0; /* more ids than the cap: certainly not empty */
         if (r < 0)
                 return r;
-        for (const char *p = buf; next_task_id(&p, &id);) {
+        for (const char *p = buf; next_pid_line(&p, &id);) {
                 if (id == 0)
                         continue;
                 r = proc_is_running(proc_fd, id);
@@ -377,7 +383,7 @@ int rdt_mon_group_has_task(int root_fd, const char *ctrl, const char *name, pid_
         r = read_tasks(root_fd, ctrl, name, &buf);
         if (r < 0)
                 return r;
-        for (const char *p = buf; next_task_id(&p, &id);)
+        for (const char *p = buf; next_pid_line(&p, &id);)
                 if (id == pid && id != 0)
                         return 1;
         return 0;

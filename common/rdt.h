@@ -52,6 +52,18 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
 int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
                               pid_t pid, char **reterr_status);
 
+/* The ids the group's tasks file lists, sorted (pid_list_parse). -ENOENT when
+ * the group does not exist, -EFBIG past 1 MiB of ids. */
+int rdt_mon_group_tasks(int root_fd, const char *ctrl, const char *name, pid_t **ret,
+                        size_t *ret_n);
+
+/* Writes each of tids into the group's tasks, one per write(2). A thread
+ * that exited meanwhile (ESRCH) is skipped; one in another control group
+ * (EINVAL) is counted in *ret_refused and left where it is. 0 with
+ * *ret_moved, or -errno of the first other failure. Caller holds rdt_lock. */
+int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, const pid_t *tids,
+                            size_t n, unsigned *ret_moved, unsigned *ret_refused);
+
 /* 1 when the group's tasks file lists no running task, 0 when it lists some,
  * -errno (-ENOENT when the group does not exist). Zombies do not count: the
  * kernel lists an exited process until its parent reaps it, which a slow

@@ -214,6 +214,26 @@ static bool has_pending_member(const struct pod_state *st, const char *ctrl)
         return false;
 }
 
+/* Every thread of every monitored member's cgroup into the group: what a
+ * runtime exec'd into a container since the last pass, or what a re-made
+ * group lost. Said when some joined; threads the kernel keeps in another
+ * control group are counted with them (each pass tries them again: only the
+ * kernel can say where a thread is). Under the resctrl lock. */
+static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                const struct member *m = &s->st.members[i];
+                unsigned joined, refused;
+
+                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
+                    pod_member_join_cgroup(s, m, &joined, &refused) < 0 || joined == 0)
+                        continue;
+                report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
+                                     s->uid, "container", m->id, "count", (int) joined, "refused",
+                                     (int) refused));
+        }
+}
+
 /* The group of live members: make it again if it is missing (someone removed
  * it, or a killed createRuntime never made it), and put back every member
  * whose init is not in it (a hook killed before its tasks write, the
@@ -260,6 +280,7 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                         complete_member(gc, s, m);
                 }
         }
+        join_cgroups(gc, s, ctrl);
 unlock:
         rdt_unlock(e->root_fd);
 }

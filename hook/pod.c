@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cgroup.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "log.h"
@@ -146,6 +148,70 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         if (r < 0)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);
+        return 0;
+}
+
+/* The threads of the cgroup that are not in the group, into *ret. */
+static int threads_missing(struct pod_session *s, const struct member *m,
+                           const struct cgroup_ref *cg, pid_t **ret, size_t *ret_n)
+{
+        _cleanup_free_ pid_t *threads = NULL, *in = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        size_t n_threads = 0, n_in = 0, n = 0;
+        int r;
+
+        r = cgroup_open(s->env->proc_fd, cg, &dir_fd);
+        if (r >= 0)
+                r = cgroup_threads(dir_fd, cg->kind, &threads, &n_threads);
+        if (r == -ENOENT) /* the cgroup is gone, or its hierarchy is not mounted here */
+                n_threads = 0;
+        else if (r < 0)
+                return log_warning_errno(r, "cannot read the threads of cgroup %s of container %s",
+                                         cg->path, m->id);
+        r = rdt_mon_group_tasks(s->env->root_fd, m->ctrl, s->uid, &in, &n_in);
+        if (r < 0)
+                return log_warning_errno(r, "cannot read the tasks of pod %s's group in %s", s->uid,
+                                         ctrl_display(m->ctrl));
+        for (size_t i = 0; i < n_threads; i++)
+                if (!pid_list_has(in, n_in, threads[i]))
+                        threads[n++] = threads[i];
+        *ret = TAKE_PTR(threads);
+        *ret_n = n;
+        return 0;
+}
+
+int pod_member_join_cgroup(struct pod_session *s, const struct member *m, unsigned *ret_joined,
+                           unsigned *ret_refused)
+{
+        _cleanup_free_ pid_t *missing = NULL;
+        struct cgroup_ref cg, self;
+        size_t n = 0;
+        int r;
+
+        *ret_joined = *ret_refused = 0;
+        r = cgroup_of_pid(s->env->proc_fd, m->pid, &cg);
+        if (r == -ENOENT || r == -ESRCH) /* no cgroup of its own, or gone */
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "cannot read the cgroup of container %s (pid %d)",
+                                         m->id, m->pid);
+        /* A cgroup that holds the hook itself is a system's, not a container's. */
+        if (cgroup_of_pid(s->env->proc_fd, getpid(), &self) >= 0 && cgroup_contains(&cg, &self))
+                return 0;
+        r = threads_missing(s, m, &cg, &missing, &n);
+        if (r < 0 || n == 0)
+                return r;
+        if (s->dry_run) {
+                *ret_joined = (unsigned) n;
+                return 0;
+        }
+        r = rdt_mon_group_add_tasks(s->env->root_fd, m->ctrl, s->uid, missing, n, ret_joined,
+                                    ret_refused);
+        if (r < 0)
+                return log_warning_errno(r,
+                                         "cannot put the threads of container %s into the "
+                                         "group of pod %s",
+                                         m->id, s->uid);
         return 0;
 }
 

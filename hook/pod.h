@@ -68,6 +68,17 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
  * resctrl lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
+/* Joins every thread of member m's cgroup that is not in the pod's group:
+ * what a runtime exec'd into the container, what a re-made group lost.
+ * Threads in another control group are counted in *ret_refused, never
+ * moved; threads that exit meanwhile are skipped; a thread already in the
+ * group costs no write. A member without a cgroup of its own (at the root,
+ * or in one that holds the hook itself) has nothing to join. gc --dry-run:
+ * counts what it would join. Caller holds the resctrl lock. 0 with
+ * *ret_joined, or -errno (logged). */
+int pod_member_join_cgroup(struct pod_session *s, const struct member *m, unsigned *ret_joined,
+                           unsigned *ret_refused);
+
 /* A member whose createRuntime recorded its intent and never finished (it
  * was killed): recorded as not monitored, with this reason, so that a binary
  * that does not know the mark still reads a true record. Its init may or may

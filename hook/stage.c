@@ -97,20 +97,23 @@ static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
         return 0;
 }
 
-/* Puts the threads of the other live members of (pod, ctrl) back into a group
- * that had to be made again: someone removed it, which moved them out, or a
- * killed run never made it. */
+/* Puts the threads of the other live members of (pod, ctrl), and all of
+ * their cgroups', back into a group that had to be made again: someone
+ * removed it, which moved them out, or a killed run never made it. */
 static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
+                unsigned joined, refused;
                 const char *why;
 
                 if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0 ||
                     strcmp(m->id, ctx->state->id) == 0)
                         continue;
-                if (pod_member_is_live(s->env, m, &why) == 1) /* else its poststop or gc drops it */
-                        (void) pod_member_rejoin(s, m);
+                if (pod_member_is_live(s->env, m, &why) != 1) /* its poststop or gc drops it */
+                        continue;
+                (void) pod_member_rejoin(s, m);
+                (void) pod_member_join_cgroup(s, m, &joined, &refused);
         }
 }
 

@@ -224,8 +224,8 @@ e2e_id() {
         printf 'rmh-%s-%s' "$e2e_tag" "$1"
 }
 
-# e2e_bundle ID POD_UID: a bundle in $e2e_tmp/bundles/ID running `sleep 1000` from
-# the shared read-only rootfs, with the kubelet's pod annotations (without the pod
+# e2e_bundle ID POD_UID: a bundle in $e2e_tmp/bundles/ID running `sleep 1000` (or
+# the JSON strings of e2e_args) from the shared read-only rootfs, with the kubelet's pod annotations (without the pod
 # UID when POD_UID is empty) and the hook at createRuntime and poststop.
 e2e_bundle() {
         case $1$2 in *[!A-Za-z0-9_.-]*) e2e_fail "bad id or uid '$1' '$2'" ;; esac
@@ -241,13 +241,14 @@ e2e_bundle() {
                 e2e_rlimits='"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],'
                 e2e_resources='"resources": {"devices": [{"allow": false, "access": "rwm"}]},'
         fi
+        e2e_argv=${e2e_args:-'"sleep", "1000"'}
         cat >"$e2e_bdir/config.json" <<EOF
 {
   "ociVersion": "1.0.2",
   "process": {
     "terminal": false,
     "user": {"uid": 0, "gid": 0},
-    "args": ["sleep", "1000"],
+    "args": [$e2e_argv],
     "env": ["PATH=/bin"],
     "cwd": "/",
     "capabilities": {
@@ -397,11 +398,11 @@ e2e_running_tasks() {
 }
 
 # e2e_assert_tasks UID PID...: the group's running tasks are exactly these
-# (single-threaded) inits.
+# (single-threaded) processes; a pid given twice counts once.
 e2e_assert_tasks() {
         e2e_g=$(e2e_group "$1")
         shift
-        e2e_want=$(printf '%s\n' "$@" | sort -n)
+        e2e_want=$(printf '%s\n' "$@" | sort -nu)
         e2e_have=$(e2e_running_tasks "$e2e_g/tasks" | sort -n) || e2e_fail "cannot read $e2e_g/tasks"
         [ "$e2e_have" = "$e2e_want" ] ||
                 e2e_fail "$e2e_g/tasks holds [$(e2e_flat "$e2e_have")]," \
@@ -507,4 +508,90 @@ e2e_scenario_pod() {
         e2e_assert_groups
         e2e_assert_no_pods
         [ -z "$(e2e_rt list -q)" ] || e2e_fail "containers left: $(e2e_rt list -q)"
+}
+
+# e2e_procs_of PID: PID and its children, one a line (busybox runs no threads).
+e2e_procs_of() {
+        echo "$1"
+        for e2e_stat in /proc/[0-9]*/stat; do
+                e2e_ppid=$(sed 's/.*) . \([0-9]*\) .*/\1/' "$e2e_stat" 2>/dev/null) || continue
+                [ "$e2e_ppid" = "$1" ] && e2e_p=${e2e_stat#/proc/} && echo "${e2e_p%/stat}"
+        done
+}
+
+# e2e_pid_of_cmdline "ARG ARG...": the process whose arguments these are.
+e2e_pid_of_cmdline() {
+        for e2e_c in /proc/[0-9]*/cmdline; do
+                [ "$(tr '\0' ' ' <"$e2e_c" 2>/dev/null)" = "$1 " ] || continue
+                e2e_p=${e2e_c#/proc/}
+                echo "${e2e_p%/cmdline}"
+                return 0
+        done
+        return 1
+}
+
+# e2e_wait_tasks UID COUNT: until the group's running tasks number COUNT (the
+# emulator learns of forks a moment after them), at most 5 s.
+e2e_wait_tasks() {
+        e2e_i=0
+        until [ "$(e2e_running_tasks "$(e2e_group "$1")/tasks" | wc -l)" -eq "$2" ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || return 1
+                sleep 0.1
+        done
+}
+
+e2e_gc() {
+        "$e2e_hook" --config "$e2e_config" gc >"$e2e_tmp/gc.out" || e2e_fail "gc failed"
+}
+
+# --- every process of the container ---------------------------------------------
+
+# An init that forks before it execs: the kernel gives its children the pod's
+# group, with no help from anyone. A process the runtime execs into the
+# container starts in the runtime's group: one gc pass brings it in, from the
+# container's cgroup. A group removed behind the hook's back: one gc pass puts
+# every process of the container back.
+e2e_scenario_forks() {
+        e2e_uid=$(e2e_new_uid)
+        e2e_cf=$(e2e_id forks)
+
+        e2e_step "pod $e2e_uid: an init that forks two processes, then execs"
+        e2e_args='"sh", "-c", "sleep 1001 & sleep 1002 & exec sleep 1000"'
+        e2e_run "$e2e_cf" "$e2e_uid"
+        e2e_args=""
+        e2e_get_pid "$e2e_cf"
+        e2e_wait_tasks "$e2e_uid" 3 || e2e_fail "the forked processes did not join the group"
+        # shellcheck disable=SC2046 # one pid a word
+        e2e_assert_tasks "$e2e_uid" $(e2e_procs_of "$e2e_pid")
+
+        e2e_step "a process exec'd into it: outside the group until gc"
+        e2e_rt exec -d "$e2e_cf" sleep 1003 || e2e_fail "$e2e_runtime exec"
+        e2e_i=0
+        until e2e_exec=$(e2e_pid_of_cmdline "sleep 1003") && [ -n "$e2e_exec" ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
+                sleep 0.1
+        done
+        ! grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks" ||
+                e2e_fail "the exec'd process $e2e_exec is in the group before gc"
+        e2e_gc
+        grep -q "^join-tasks pod=$e2e_uid container=$e2e_cf count=1 " "$e2e_tmp/gc.out" ||
+                e2e_fail "gc did not join the exec'd process: $(cat "$e2e_tmp/gc.out")"
+        # shellcheck disable=SC2046
+        e2e_assert_tasks "$e2e_uid" $(e2e_procs_of "$e2e_pid") "$e2e_exec"
+
+        e2e_step "the group removed behind the hook's back: one gc pass puts all back"
+        rmdir "$(e2e_group "$e2e_uid")" || e2e_fail "rmdir of the group"
+        e2e_gc
+        # shellcheck disable=SC2046
+        e2e_assert_tasks "$e2e_uid" $(e2e_procs_of "$e2e_pid") "$e2e_exec"
+
+        e2e_step "delete it: group and state gone"
+        e2e_delete "$e2e_cf"
+        # The pid namespace's other processes die a moment after its init.
+        e2e_wait_tasks "$e2e_uid" 0 2>/dev/null || e2e_fail "the container's processes still run"
+        e2e_gc
+        e2e_assert_groups
+        e2e_assert_no_state "$e2e_uid"
 }

@@ -8,4 +8,5 @@ E2E_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -eq 2 ] || e2e_fail "usage: $0 HOOK RESCTRLFS"
 e2e_init runc "$1" "$2"
 e2e_scenario_pod
+e2e_scenario_forks
 e2e_say "PASS"

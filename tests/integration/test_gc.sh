@@ -329,9 +329,49 @@ test_interrupted_create() {
 
 not() { ! "$@"; }
 
+# The threads a runtime puts in a container's cgroup behind the hook's back
+# (runc exec, kubectl exec): gc joins them all to the pod's group, never one
+# in another control group, and puts the whole cgroup back into a group made
+# again. KIND v2 uses the unified hierarchy, v1 the pids controller's.
+test_join_cgroup() { # KIND
+        local kind=$1 hier cg p1 p2 p3 p4
+        if [ "$kind" = v2 ]; then
+                hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        else
+                hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        fi
+        [ -n "$hier" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        cg=$hier/rmh-gc-$$-$kind
+        mount_emulator --ctrl-groups gold
+        write_config
+        mkdir "$cg"
+        sleeper p1 p2 p3 p4
+        for p in "$p1" "$p2" "$p3" "$p4"; do echo "$p" >"$cg/cgroup.procs"; done
+        echo "$p4" >"$MNT/gold/tasks" # another control group: not the hook's to move
+        create c1 "$p1" "$UID1"
+        check "$kind: createRuntime moves the init only" [ "$(tasks_of "$G1")" = "$p1 " ]
+        check "$kind: gc" gc_out
+        check "$kind: said how many joined, and refused" \
+                said "join-tasks pod=$UID1 container=c1 count=2 refused=1"
+        check "$kind: every thread of the cgroup in the group" \
+                [ "$(tasks_of "$G1")" = "$(printf '%s\n' "$p1" "$p2" "$p3" | sort -n | tr '\n' ' ')" ]
+        check "$kind: the one in another control group left there" has_task "$MNT/gold" "$p4"
+        check "$kind: a second pass writes nothing" [ -z "$(gc)" ]
+        rmdir "$G1"
+        check "$kind: gc after the group was removed" gc_out
+        check "$kind: made again" said "recreate-group pod=$UID1 ctrl=/"
+        check "$kind: the whole cgroup back in one pass" [ "$(tasks_of "$G1" | wc -w)" -eq 3 ]
+        stop "$p1"; stop "$p2"; stop "$p3"; stop "$p4"
+        gc >/dev/null
+        check "$kind: removed at the end" test ! -e "$G1"
+        rmdir "$cg"
+}
+test_join_cgroup_v2() { test_join_cgroup v2; }
+test_join_cgroup_v1() { test_join_cgroup v1; }
+
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
-        test_interval_waits test_interrupted_create}; do
+        test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1}; do
         : >"$LOG"
         echo "== $t"
         $t
