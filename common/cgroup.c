@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "fsutil.h"
@@ -152,8 +153,9 @@ static void unescape(char *s)
 }
 
 /* Is this mountinfo line ("ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
- * SOURCE SUPER") ref's hierarchy, shown from its root? Then its mount point. */
-static bool mount_is_hierarchy(char *line, const struct cgroup_ref *ref, char **ret_point)
+ * SOURCE SUPER") a cgroup hierarchy shown from its root? Then its mount
+ * point, and which: *ret_v1 is the index in v1_controllers, or -1 for v2. */
+static bool mount_of_hierarchy(char *line, char **ret_point, int *ret_v1)
 {
         char *fields[6], *dash, *type, *super, *save = NULL;
         size_t n = 0;
@@ -170,52 +172,81 @@ static bool mount_is_hierarchy(char *line, const struct cgroup_ref *ref, char **
         super = strtok_r(NULL, " ", &save);
         if (n < 5 || !type || strcmp(fields[3], "/") != 0)
                 return false;
-        if (ref->kind == CGROUP_V2 ? strcmp(type, "cgroup2") != 0
-                                   : strcmp(type, "cgroup") != 0 || !super ||
-                                         !list_has(super, strlen(super), ref->controller))
+        *ret_v1 = -2;
+        if (strcmp(type, "cgroup2") == 0)
+                *ret_v1 = -1;
+        for (size_t i = 0; strcmp(type, "cgroup") == 0 && super && i < ELEMENTSOF(v1_controllers);
+             i++)
+                if (list_has(super, strlen(super), v1_controllers[i]))
+                        *ret_v1 = (int) i;
+        if (*ret_v1 == -2)
                 return false;
         unescape(fields[4]);
         *ret_point = fields[4];
         return true;
 }
 
-static int open_mount(int proc_fd, const struct cgroup_ref *ref, int *ret_fd)
+int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
 {
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
+        int r;
 
         fd = openat(proc_fd, "self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        if (read_all_fd(fd, MOUNTINFO_MAX, &text, NULL) < 0)
-                return -EBADMSG;
+        r = read_all_fd(fd, MOUNTINFO_MAX, &text, NULL);
+        if (r < 0)
+                return r;
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                int *slot, v1;
                 char *point;
-                int dir;
 
-                if (!mount_is_hierarchy(line, ref, &point))
+                if (!mount_of_hierarchy(line, &point, &v1))
                         continue;
-                dir = open(point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (dir < 0)
-                        return -errno;
-                *ret_fd = dir;
-                return 0;
+                slot = v1 < 0 ? &m.v2_fd : &m.v1_fd[v1];
+                if (*slot < 0)
+                        *slot = open(point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         }
-        return -ENOENT;
+        if (cgroup_of_pid(proc_fd, getpid(), &m.self) < 0)
+                m.self.path[0] = '\0';
+        *ret = m;
+        return 0;
 }
 
-int cgroup_open(int proc_fd, const struct cgroup_ref *ref, int *ret_fd)
+void cgroup_mounts_close(struct cgroup_mounts *m)
+{
+        closep(&m->v2_fd);
+        for (size_t i = 0; i < ELEMENTSOF(m->v1_fd); i++)
+                closep(&m->v1_fd[i]);
+        *m = (struct cgroup_mounts) CGROUP_MOUNTS_INIT;
+}
+
+static int mount_fd(const struct cgroup_mounts *m, const struct cgroup_ref *ref)
+{
+        if (ref->kind == CGROUP_V2)
+                return m->v2_fd;
+        for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++)
+                if (strcmp(ref->controller, v1_controllers[i]) == 0)
+                        return m->v1_fd[i];
+        return -EBADF;
+}
+
+int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int *ret_fd)
 {
         _cleanup_close_ int fd = -EBADF;
         char path[CGROUP_PATH_MAX], *save = NULL;
-        int r;
+        int top = mount_fd(m, ref);
 
         if (!path_is_valid(ref->path, strlen(ref->path)))
                 return -EINVAL;
-        r = open_mount(proc_fd, ref, &fd);
-        if (r < 0)
-                return r;
+        if (top < 0)
+                return -ENOENT;
+        fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
         (void) snprintf(path, sizeof(path), "%s", ref->path);
         for (char *c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -243,4 +274,55 @@ int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n
         if (r < 0)
                 return r;
         return pid_list_parse(text, ret, ret_n);
+}
+
+/* The threads of process pid, from <proc>/<pid>/task, sorted. */
+static int process_threads(int proc_fd, pid_t pid, pid_t **ret, size_t *ret_n)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ char *text = NULL;
+        char path[32];
+        size_t len = 0;
+        FILE *f;
+        struct dirent *de;
+        int r;
+
+        (void) snprintf(path, sizeof(path), "%d/task", (int) pid);
+        r = opendir_at(proc_fd, path, &d);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): opendir_at set d */
+        while ((de = readdir(d)))
+                fprintf(f, "%s\n", de->d_name);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return pid_list_parse(text, ret, ret_n);
+}
+
+int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t pid, pid_t **ret,
+                             size_t *ret_n, bool *ret_own)
+{
+        _cleanup_close_ int dir_fd = -EBADF;
+        struct cgroup_ref cg;
+        int r;
+
+        r = cgroup_of_pid(proc_fd, pid, &cg);
+        if (r == -ESRCH)
+                return r;
+        /* At the root, or in a cgroup that holds the reader: a system's, not
+         * a container's. Its init is the container. */
+        if (r == -ENOENT || (r >= 0 && m->self.path[0] && cgroup_contains(&cg, &m->self))) {
+                *ret_own = false;
+                return process_threads(proc_fd, pid, ret, ret_n);
+        }
+        if (r < 0)
+                return r;
+        r = cgroup_open(m, &cg, &dir_fd);
+        if (r < 0)
+                return r;
+        *ret_own = true;
+        return cgroup_threads(dir_fd, cg.kind, ret, ret_n);
 }

@@ -11,6 +11,7 @@
  * O_NOFOLLOW below the mount, so no symlink leads anywhere else. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,12 +38,37 @@ int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret);
 /* 1 when a is b or one of its ancestors, 0 when not. */
 int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b);
 
-/* Opens ref's directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC): the hierarchy's
- * mount from <proc>/self/mountinfo (one that shows the hierarchy from its
- * root), then each component with O_NOFOLLOW. -ENOENT when the hierarchy is
- * not mounted here or the cgroup is gone; -ELOOP/-ENOTDIR for a symlink. */
-int cgroup_open(int proc_fd, const struct cgroup_ref *ref, int *ret_fd);
+/* The hierarchies' mounts, from <proc>/self/mountinfo: one read for a whole
+ * pass of gc or status. Each fd is -EBADF where that hierarchy is not mounted
+ * here from its root. */
+struct cgroup_mounts {
+        int v2_fd;
+        int v1_fd[3];           /* pids, cpu, memory */
+        struct cgroup_ref self; /* the reader's own cgroup; path "" when unknown */
+};
+
+#define CGROUP_MOUNTS_INIT                                                                         \
+        {                                                                                          \
+                .v2_fd = -EBADF, .v1_fd = { -EBADF, -EBADF, -EBADF }                               \
+        }
+
+/* 0 (some fds may be -EBADF), or -errno when mountinfo cannot be read. */
+int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret);
+void cgroup_mounts_close(struct cgroup_mounts *m);
+
+/* Opens ref's directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC) below its
+ * hierarchy's mount, each component with O_NOFOLLOW. -ENOENT when the
+ * hierarchy is not mounted here or the cgroup is gone; -ELOOP/-ENOTDIR for
+ * a symlink; -EINVAL for a path that is not valid. */
+int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int *ret_fd);
 
 /* The threads in the cgroup of dir_fd (cgroup.threads on v2, tasks on v1),
  * sorted (pid_list_parse): *ret malloc'd. 0 or -errno (-EFBIG past 1 MiB). */
 int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n);
+
+/* The threads of the container whose init is pid, sorted: its cgroup's,
+ * when pid has a cgroup of its own (not the root, none that holds the reader
+ * itself); else the init's own threads. *ret_own says which. 0, -ESRCH when
+ * pid is gone, -errno. */
+int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t pid, pid_t **ret,
+                             size_t *ret_n, bool *ret_own);

@@ -11,12 +11,14 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "command.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
+#include "pod.h"
 #include "proc.h"
 #include "rdt.h"
 #include "settings.h"
@@ -424,6 +426,70 @@ static void check_other_managers(struct checker *k)
 }
 
 /* Messages quote paths and the config file: one line each, whatever they hold. */
+struct coverage {
+        int proc_fd;
+        const struct cgroup_mounts *mounts;
+        unsigned threads, in, pods_short;
+        char examples[256];
+};
+
+/* One pod's part of the node's coverage. */
+static void cover_pod(struct checker *k, int state_fd, const char *uid, struct coverage *c)
+{
+        _cleanup_(pod_state_done) struct pod_state st = {0};
+        unsigned threads, in;
+        size_t len;
+
+        if (pod_state_load(state_fd, uid, &st, NULL) < 0)
+                return;
+        pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &threads, &in);
+        c->threads += threads;
+        c->in += in;
+        if (in == threads)
+                return;
+        len = strlen(c->examples);
+        if (++c->pods_short <= 3)
+                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s (%s/%s) %u of %u",
+                         len ? ", " : "", uid, st.namespace ? st.namespace : "-",
+                         st.pod_name ? st.pod_name : "-", in, threads);
+}
+
+/* Are all threads of every monitored container in its pod's group? */
+static void check_coverage(struct checker *k)
+{
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
+        _cleanup_close_ int proc_fd = -EBADF, state_fd = -EBADF;
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct coverage c = {.mounts = &mounts};
+        struct dirent *de;
+
+        state_fd = open(k->config.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (state_fd < 0 || proc_open(&proc_fd) < 0 || opendir_at(state_fd, ".", &d) < 0)
+                return; /* no state yet, or said by the state-dir and proc checks */
+        c.proc_fd = proc_fd;
+        (void) cgroup_mounts_open(proc_fd, &mounts);
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                char uid[POD_UID_LEN + 1];
+
+                if (len != POD_UID_LEN + strlen(".members") ||
+                    strcmp(de->d_name + POD_UID_LEN, ".members") != 0)
+                        continue;
+                snprintf(uid, sizeof(uid), "%.*s", POD_UID_LEN, de->d_name);
+                cover_pod(k, state_fd, uid, &c);
+        }
+        if (c.pods_short > 0)
+                add(k, "coverage", LEVEL_WARN,
+                    "run gc (resctrl-mon-hook gc): it joins every thread of a container's cgroup; "
+                    "threads the kernel keeps in another control group stay out",
+                    "%u of %u threads of monitored containers are in their pod's groups; %u pods "
+                    "short: %s%s",
+                    c.in, c.threads, c.pods_short, c.examples, c.pods_short > 3 ? ", ..." : "");
+        else
+                add(k, "coverage", LEVEL_OK, NULL,
+                    "every thread of monitored containers is in its pod's group (%u)", c.threads);
+}
+
 static void print_text(const struct checker *k)
 {
         for (size_t i = 0; i < k->n; i++) {
@@ -522,8 +588,10 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
         check_proc(&k);
         check_state_dir(&k);
         check_hooks_dirs(&k);
-        if (monitoring)
+        if (monitoring) {
                 check_other_managers(&k);
+                check_coverage(&k);
+        }
         for (size_t i = 0; i < k.n; i++)
                 failed = failed || k.results[i].level == LEVEL_FAIL;
         if (k.oom || (json && print_json(&k, failed) < 0)) {

@@ -33,7 +33,8 @@ struct gc_opts {
 struct gc {
         struct gc_opts opts;
         struct pod_env env;
-        json_t *actions; /* this pass's, for --json */
+        struct cgroup_mounts cgroups; /* this pass's */
+        json_t *actions;              /* this pass's, for --json */
 };
 
 /* What stateDir holds for one pod UID. */
@@ -226,7 +227,8 @@ static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl)
                 unsigned joined, refused;
 
                 if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
-                    pod_member_join_cgroup(s, m, &joined, &refused) < 0 || joined == 0)
+                    pod_member_join_cgroup(s, &gc->cgroups, m, &joined, &refused) < 0 ||
+                    joined == 0)
                         continue;
                 report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
                                      s->uid, "container", m->id, "count", (int) joined, "refused",
@@ -421,6 +423,8 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         int r;
 
         r = pod_env_open(c, proc_fd, &gc->env);
+        if (r >= 0 && cgroup_mounts_open(proc_fd, &gc->cgroups) < 0)
+                log_warning("cannot read the cgroup mounts: no thread joins its group this pass");
         if (r >= 0) {
                 r = scan_state_dir(gc->env.state_fd, &entries, &n);
                 if (r < 0)
@@ -429,6 +433,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = gc_pod(gc, &entries[i]);
         pod_env_close(&gc->env);
+        cgroup_mounts_close(&gc->cgroups);
         if (r >= 0 && gc->opts.json) {
                 json_auto_t *doc =
                     json_pack("{s:b, s:O}", "dry_run", gc->opts.dry_run, "actions", gc->actions);
@@ -526,7 +531,7 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
         _cleanup_(config_done) struct config config = {0};
         _cleanup_close_ int proc_fd = -EBADF;
         json_auto_t *actions = json_array();
-        struct gc gc = {.env = POD_ENV_INIT, .actions = actions};
+        struct gc gc = {.env = POD_ENV_INIT, .cgroups = CGROUP_MOUNTS_INIT, .actions = actions};
         const struct config *c = &config;
         int r;
 

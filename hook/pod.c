@@ -151,23 +151,21 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         return 0;
 }
 
-/* The threads of the cgroup that are not in the group, into *ret. */
-static int threads_missing(struct pod_session *s, const struct member *m,
-                           const struct cgroup_ref *cg, pid_t **ret, size_t *ret_n)
+int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const struct member *m, unsigned *ret_joined, unsigned *ret_refused)
 {
         _cleanup_free_ pid_t *threads = NULL, *in = NULL;
-        _cleanup_close_ int dir_fd = -EBADF;
         size_t n_threads = 0, n_in = 0, n = 0;
+        bool own;
         int r;
 
-        r = cgroup_open(s->env->proc_fd, cg, &dir_fd);
-        if (r >= 0)
-                r = cgroup_threads(dir_fd, cg->kind, &threads, &n_threads);
-        if (r == -ENOENT) /* the cgroup is gone, or its hierarchy is not mounted here */
-                n_threads = 0;
-        else if (r < 0)
-                return log_warning_errno(r, "cannot read the threads of cgroup %s of container %s",
-                                         cg->path, m->id);
+        *ret_joined = *ret_refused = 0;
+        r = cgroup_container_threads(s->env->proc_fd, mounts, m->pid, &threads, &n_threads, &own);
+        if (r == -ESRCH || r == -ENOENT) /* gone, or its cgroup is */
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "cannot list the threads of container %s (pid %d)",
+                                         m->id, m->pid);
         r = rdt_mon_group_tasks(s->env->root_fd, m->ctrl, s->uid, &in, &n_in);
         if (r < 0)
                 return log_warning_errno(r, "cannot read the tasks of pod %s's group in %s", s->uid,
@@ -175,37 +173,11 @@ static int threads_missing(struct pod_session *s, const struct member *m,
         for (size_t i = 0; i < n_threads; i++)
                 if (!pid_list_has(in, n_in, threads[i]))
                         threads[n++] = threads[i];
-        *ret = TAKE_PTR(threads);
-        *ret_n = n;
-        return 0;
-}
-
-int pod_member_join_cgroup(struct pod_session *s, const struct member *m, unsigned *ret_joined,
-                           unsigned *ret_refused)
-{
-        _cleanup_free_ pid_t *missing = NULL;
-        struct cgroup_ref cg, self;
-        size_t n = 0;
-        int r;
-
-        *ret_joined = *ret_refused = 0;
-        r = cgroup_of_pid(s->env->proc_fd, m->pid, &cg);
-        if (r == -ENOENT || r == -ESRCH) /* no cgroup of its own, or gone */
-                return 0;
-        if (r < 0)
-                return log_warning_errno(r, "cannot read the cgroup of container %s (pid %d)",
-                                         m->id, m->pid);
-        /* A cgroup that holds the hook itself is a system's, not a container's. */
-        if (cgroup_of_pid(s->env->proc_fd, getpid(), &self) >= 0 && cgroup_contains(&cg, &self))
-                return 0;
-        r = threads_missing(s, m, &cg, &missing, &n);
-        if (r < 0 || n == 0)
-                return r;
-        if (s->dry_run) {
+        if (n == 0 || s->dry_run) {
                 *ret_joined = (unsigned) n;
                 return 0;
         }
-        r = rdt_mon_group_add_tasks(s->env->root_fd, m->ctrl, s->uid, missing, n, ret_joined,
+        r = rdt_mon_group_add_tasks(s->env->root_fd, m->ctrl, s->uid, threads, n, ret_joined,
                                     ret_refused);
         if (r < 0)
                 return log_warning_errno(r,
@@ -213,6 +185,29 @@ int pod_member_join_cgroup(struct pod_session *s, const struct member *m, unsign
                                          "group of pod %s",
                                          m->id, s->uid);
         return 0;
+}
+
+void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
+                  const struct pod_state *st, unsigned *ret_threads, unsigned *ret_in)
+{
+        *ret_threads = *ret_in = 0;
+        for (size_t i = 0; i < st->n_members; i++) {
+                const struct member *m = &st->members[i];
+                _cleanup_free_ pid_t *threads = NULL, *in = NULL;
+                size_t n = 0, n_in = 0;
+                uint64_t start;
+                bool own;
+
+                if (!m->monitored || m->pid <= 0 || proc_start_time(proc_fd, m->pid, &start) < 0 ||
+                    start != m->start_time ||
+                    cgroup_container_threads(proc_fd, mounts, m->pid, &threads, &n, &own) < 0)
+                        continue;
+                if (rdt_mon_group_tasks(root_fd, m->ctrl, uid, &in, &n_in) < 0)
+                        n_in = 0;
+                *ret_threads += (unsigned) n;
+                for (size_t j = 0; j < n; j++)
+                        *ret_in += pid_list_has(in, n_in, threads[j]);
+        }
 }
 
 bool pod_member_is_pending(const struct member *m)

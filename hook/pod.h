@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "oci.h"
 #include "state.h"
@@ -68,16 +69,23 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
  * resctrl lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
-/* Joins every thread of member m's cgroup that is not in the pod's group:
- * what a runtime exec'd into the container, what a re-made group lost.
- * Threads in another control group are counted in *ret_refused, never
- * moved; threads that exit meanwhile are skipped; a thread already in the
- * group costs no write. A member without a cgroup of its own (at the root,
- * or in one that holds the hook itself) has nothing to join. gc --dry-run:
- * counts what it would join. Caller holds the resctrl lock. 0 with
- * *ret_joined, or -errno (logged). */
-int pod_member_join_cgroup(struct pod_session *s, const struct member *m, unsigned *ret_joined,
-                           unsigned *ret_refused);
+/* Joins every thread of member m's container that is not in the pod's
+ * group (cgroup_container_threads: its cgroup's, or its init's where it has
+ * none of its own): what a runtime exec'd into the container, what a re-made
+ * group lost. Threads in another control group are counted in
+ * *ret_refused, never moved; threads that exit meanwhile are skipped; a
+ * thread already in the group costs no write. gc --dry-run: counts what it
+ * would join. Caller holds the resctrl lock. 0 with *ret_joined, or -errno
+ * (logged). */
+int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const struct member *m, unsigned *ret_joined, unsigned *ret_refused);
+
+/* The pod's coverage: the threads of its live monitored containers
+ * (cgroup_container_threads) into *ret_threads, and how many of them are in
+ * its groups into *ret_in. A container that cannot be read counts for
+ * nothing. Read-only; no lock needed for a snapshot. */
+void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
+                  const struct pod_state *st, unsigned *ret_threads, unsigned *ret_in);
 
 /* A member whose createRuntime recorded its intent and never finished (it
  * was killed): recorded as not monitored, with this reason, so that a binary

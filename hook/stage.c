@@ -102,6 +102,9 @@ static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
  * removed it, which moved them out, or a killed run never made it. */
 static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
 {
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
+
+        (void) cgroup_mounts_open(ctx->proc_fd, &mounts); /* without: the inits alone */
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
                 unsigned joined, refused;
@@ -113,7 +116,7 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
                 if (pod_member_is_live(s->env, m, &why) != 1) /* its poststop or gc drops it */
                         continue;
                 (void) pod_member_rejoin(s, m);
-                (void) pod_member_join_cgroup(s, m, &joined, &refused);
+                (void) pod_member_join_cgroup(s, &mounts, m, &joined, &refused);
         }
 }
 

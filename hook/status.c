@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "command.h"
 #include "counters.h"
 #include "fsutil.h"
@@ -72,6 +73,8 @@ struct pod_view {
         struct group_view *groups;
         struct total *totals;
         size_t n_totals;
+        unsigned threads;    /* of its live monitored containers */
+        unsigned threads_in; /* of those, in the pod's groups */
 };
 
 struct node_view {
@@ -80,6 +83,7 @@ struct node_view {
         int budget; /* -errno when unknown */
         unsigned in_use, owned;
         unsigned unmonitored[REASON_COUNT];
+        unsigned threads, threads_in; /* every pod's, summed */
         struct outcome *outcomes;
         size_t n_outcomes;
         struct pod_view *pods;
@@ -279,9 +283,12 @@ static void read_group(int root_fd, const char *uid, struct group_view *gv)
  * kernel's shared lock so that no cooperating tool changes groups meanwhile. */
 static int gather_resctrl(struct node_view *nv)
 {
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
         _cleanup_close_ int root_fd = -EBADF;
         unsigned budget;
         int r;
+
+        (void) cgroup_mounts_open(nv->proc_fd, &mounts); /* without: the inits' threads */
 
         r = rdt_open(nv->config->resctrl_path, nv->config->require_resctrl_fs, &root_fd);
         if (r < 0)
@@ -293,9 +300,14 @@ static int gather_resctrl(struct node_view *nv)
         if (r < 0)
                 return log_error_errno(r, "cannot take the resctrl lock within %u ms",
                                        nv->config->lock_timeout_ms);
-        for (size_t i = 0; i < nv->n_pods; i++)
+        for (size_t i = 0; i < nv->n_pods; i++) {
                 for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
                         read_group(root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
+                pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
+                             &nv->pods[i].threads, &nv->pods[i].threads_in);
+                nv->threads += nv->pods[i].threads;
+                nv->threads_in += nv->pods[i].threads_in;
+        }
         r = rdt_groups_count(root_fd, &nv->in_use);
         rdt_unlock(root_fd);
         if (r < 0)
@@ -427,12 +439,17 @@ static void print_table(const struct node_view *nv)
                                 printf("  counters of %s unreadable: %s\n",
                                        cell(a, pv->groups[j].g->ctrl),
                                        strerror(-pv->groups[j].error));
+                if (pv->threads > 0)
+                        printf("  threads: %u in its containers, %u in its groups\n", pv->threads,
+                               pv->threads_in);
                 print_pod_totals(pv);
                 printf("\n");
         }
         if (nv->budget >= 0)
                 printf("node: %d RMIDs for groups, %u in use, %u groups owned by the hook\n",
                        nv->budget, nv->in_use, nv->owned);
+        printf("coverage: %u of %u threads of monitored containers in their pod's groups\n",
+               nv->threads_in, nv->threads);
         printf("unmonitored containers:");
         for (size_t i = 0; i < REASON_COUNT; i++)
                 printf(" %s %u%s", reason_codes[i], nv->unmonitored[i],
@@ -541,9 +558,11 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
         }
         if (!unmonitored || !totals)
                 return NULL;
-        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O}", "uid", pv->uid, "namespace",
-                         pv->st.namespace, "pod", pv->st.pod_name, "error", pv->why, "groups",
-                         json_groups(nv, pv), "unmonitored", unmonitored, "counters", totals);
+        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O, s:{s:I, s:I}}", "uid", pv->uid,
+                         "namespace", pv->st.namespace, "pod", pv->st.pod_name, "error", pv->why,
+                         "groups", json_groups(nv, pv), "unmonitored", unmonitored, "counters",
+                         totals, "threads", "containers", (json_int_t) pv->threads, "in_groups",
+                         (json_int_t) pv->threads_in);
 }
 
 static json_t *json_node(const struct node_view *nv)
@@ -562,10 +581,11 @@ static json_t *json_node(const struct node_view *nv)
                         return NULL;
         if (!reasons || !outcomes)
                 return NULL;
-        return json_pack("{s:o, s:I, s:I, s:O, s:O}", "rmids_total",
+        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}}", "rmids_total",
                          nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
                          (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
-                         "unmonitored", reasons, "hook_outcomes", outcomes);
+                         "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
+                         (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in);
 }
 
 static int print_json(const struct node_view *nv)
@@ -650,6 +670,10 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                               "Recorded containers that run outside their pod's group, by reason",
                               (const char *const[]){"reason", reason_codes[i], NULL},
                               nv->unmonitored[i]);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_node_unmonitored_threads", "gauge",
+                              "Threads of monitored containers outside their pod's groups", NULL,
+                              nv->threads - nv->threads_in);
         for (size_t i = 0; r >= 0 && i < nv->n_outcomes; i++)
                 r = prom_uint(w, "resctrl_hook_outcomes_total", "counter",
                               "Hook runs since boot by stage and result",
@@ -659,12 +683,32 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
         return r;
 }
 
+/* The pod's coverage: its containers' threads, and those outside its groups. */
+static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
+{
+        const char *labels[] = {"pod_uid",   pv->uid,
+                                "namespace", or_dash(pv->st.namespace),
+                                "pod",       or_dash(pv->st.pod_name),
+                                NULL};
+        int r;
+
+        r = prom_uint(w, "resctrl_pod_threads", "gauge",
+                      "Threads of the pod's live monitored containers", labels, pv->threads);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_pod_unmonitored_threads", "gauge",
+                              "Threads of the pod's monitored containers outside its groups",
+                              labels, pv->threads - pv->threads_in);
+        return r;
+}
+
 static int render_prometheus(const struct node_view *nv, char **ret)
 {
         _cleanup_(prom_writer_done) struct prom_writer w = {0};
         int r;
 
         r = prom_node(&w, nv);
+        for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
+                r = prom_pod_threads(&w, &nv->pods[i]);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
                 for (size_t j = 0; r >= 0 && j < nv->pods[i].st.n_groups; j++)
                         for (size_t k = 0; r >= 0 && k < nv->pods[i].groups[j].n_rd; k++)

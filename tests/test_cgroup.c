@@ -122,6 +122,7 @@ START_TEST(test_open_and_threads)
         _cleanup_free_ pid_t *ids = NULL;
         struct cgroup_ref v2 = {.kind = CGROUP_V2, .path = "/kubepods/ab"};
         struct cgroup_ref v1 = {.kind = CGROUP_V1, .controller = "pids", .path = "/podman/cd"};
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
         size_t n = 0;
         int fd = -EBADF;
 
@@ -134,8 +135,12 @@ START_TEST(test_open_and_threads)
         tmptree_mkdir(top, "p ids/podman");
         tmptree_mkdir(top, "p ids/podman/cd");
         tmptree_put(top, "p ids/podman/cd/tasks", "5\n");
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+        ck_assert_int_ge(m.v2_fd, 0); /* the one shown from its root, not /sub */
+        ck_assert_int_ge(m.v1_fd[0], 0);
+        ck_assert_int_lt(m.v1_fd[1], 0); /* cpu: not mounted */
 
-        ck_assert_int_eq(cgroup_open(proc_fd, &v2, &fd), 0);
+        ck_assert_int_eq(cgroup_open(&m, &v2, &fd), 0);
         ck_assert_int_eq(cgroup_threads(fd, CGROUP_V2, &ids, &n), 0);
         ck_assert_uint_eq(n, 3);
         ck_assert_int_eq(ids[0], 7);
@@ -145,7 +150,7 @@ START_TEST(test_open_and_threads)
         free(ids);
         ids = NULL;
 
-        ck_assert_int_eq(cgroup_open(proc_fd, &v1, &fd), 0);
+        ck_assert_int_eq(cgroup_open(&m, &v1, &fd), 0);
         ck_assert_int_eq(cgroup_threads(fd, CGROUP_V1, &ids, &n), 0);
         ck_assert_uint_eq(n, 1);
         ck_assert_int_eq(ids[0], 5);
@@ -153,16 +158,71 @@ START_TEST(test_open_and_threads)
 
         /* Gone, never there, a symlink planted on the way, a bad path. */
         v2 = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubepods/gone"};
-        ck_assert_int_eq(cgroup_open(proc_fd, &v2, &fd), -ENOENT);
+        ck_assert_int_eq(cgroup_open(&m, &v2, &fd), -ENOENT);
         ck_assert_int_eq(symlinkat("/etc", top, "v2/kubepods/link"), 0);
         v2 = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubepods/link/x"};
-        ck_assert_int_lt(cgroup_open(proc_fd, &v2, &fd), 0);
+        ck_assert_int_lt(cgroup_open(&m, &v2, &fd), 0);
         v2 = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubepods/link"};
-        ck_assert_int_eq(cgroup_open(proc_fd, &v2, &fd), -ENOTDIR);
+        ck_assert_int_eq(cgroup_open(&m, &v2, &fd), -ENOTDIR);
         v2 = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubepods/../../etc"};
-        ck_assert_int_eq(cgroup_open(proc_fd, &v2, &fd), -EINVAL);
+        ck_assert_int_eq(cgroup_open(&m, &v2, &fd), -EINVAL);
         v1 = (struct cgroup_ref){.kind = CGROUP_V1, .controller = "memory", .path = "/a"};
-        ck_assert_int_eq(cgroup_open(proc_fd, &v1, &fd), -ENOENT); /* not mounted here */
+        ck_assert_int_eq(cgroup_open(&m, &v1, &fd), -ENOENT); /* not mounted here */
+        cgroup_mounts_close(&m);
+        close(top);
+}
+END_TEST
+
+/* A container's threads: its cgroup's; its init's where the init is at the
+ * root, or in a cgroup that holds the reader too (a system's, not a
+ * container's). */
+START_TEST(test_container_threads)
+{
+        const char *path;
+        int top = tmptree_new(&path);
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        _cleanup_free_ pid_t *ids = NULL;
+        char self[32];
+        size_t n = 0;
+        bool own = true;
+
+        mountinfo(path);
+        tmptree_mkdir(top, "v2");
+        tmptree_mkdir(top, "v2/ctr");
+        tmptree_put(top, "v2/ctr/cgroup.threads", "100\n101\n250\n");
+        tmptree_mkdir(proc_fd, "100/task");
+        tmptree_mkdir(proc_fd, "100/task/100");
+        tmptree_mkdir(proc_fd, "100/task/102");
+        (void) snprintf(self, sizeof(self), "%d", (int) getpid());
+        tmptree_mkdir(proc_fd, self);
+        tmptree_put(proc_fd, strcat(self, "/cgroup"), "0::/system/hook\n");
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+        ck_assert_str_eq(m.self.path, "/system/hook");
+
+        tmptree_put(proc_fd, "100/cgroup", "0::/ctr\n");
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert(own);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(ids[2], 250);
+        free(ids);
+        ids = NULL;
+
+        tmptree_put(proc_fd, "100/cgroup", "0::/\n");
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert(!own);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_eq(ids[0], 100);
+        ck_assert_int_eq(ids[1], 102);
+        free(ids);
+        ids = NULL;
+
+        tmptree_put(proc_fd, "100/cgroup", "0::/system\n");
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert(!own);
+        ck_assert_uint_eq(n, 2);
+
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 300, &ids, &n, &own), -ESRCH);
+        cgroup_mounts_close(&m);
         close(top);
 }
 END_TEST
@@ -177,6 +237,7 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, test_of_pid_refuses);
         tcase_add_test(tc, test_contains);
         tcase_add_test(tc, test_open_and_threads);
+        tcase_add_test(tc, test_container_threads);
         suite_add_tcase(s, tc);
         return s;
 }

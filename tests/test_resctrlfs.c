@@ -1024,6 +1024,8 @@ static void spawn_forker(struct forker *f)
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                         _exit(0);
+                /* Neither it nor its children may keep the mount busy at teardown. */
+                (void) close(root_fd);
                 forker_main(cmd[0], report[1]);
         }
         (void) close(cmd[0]);

@@ -13,10 +13,14 @@
 # SCENARIO "foreign": the same runs with mon_groups/<uid> made beforehand by
 # another manager; after the runtime's remaining calls and two gc passes the
 # foreign group must still be there, and nothing the hook made may be left.
+# SCENARIO "join": a gc pass that joins the processes a runtime exec'd into
+# a live container (in its cgroup, one of them in another control group);
+# after the next pass every one is in the group but that one, which stays
+# where it was, and the member is still recorded.
 # The injection points are listed from a run under strace, so they grow with
 # the code.
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
-#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign
+#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign | join
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
@@ -92,7 +96,7 @@ check_invariants() {
 # The hook's system calls at STAGE, as "name:N" (the Nth call of that name),
 # from one undisturbed run in the same starting position.
 injection_points() { # STAGE JSON
-        strace -f -qq -o "$WORK/trace" "$HOOK" --config "$CONFIG" "$1" <<<"$2" 2>>"$LOG"
+        strace -f -qq -o "$WORK/trace" "$HOOK" --config "$CONFIG" "$1" <<<"$2" 2>>"$LOG" >/dev/null
         sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' "$WORK/trace" | awk '{ print $1 ":" ++n[$1] }'
 }
 
@@ -172,14 +176,73 @@ crash_cleanup() { # STAGE FAULT POINTS...
         done
 }
 
+# A live container whose cgroup holds its init, two exec'd processes and one
+# the kernel keeps in another control group: JOIN_P (the init), JOIN_X1,
+# JOIN_X2, JOIN_OTHER.
+join_setup() {
+        reset
+        sleeper JOIN_P JOIN_X1 JOIN_X2 JOIN_OTHER
+        for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do echo "$p" >"$CG/cgroup.procs"; done
+        echo "$JOIN_OTHER" >"$MNT/gold/tasks"
+        create c1 "$JOIN_P" "$UID1" || fail "setup create"
+}
+
+join_teardown() {
+        local p
+        for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do stop "$p"; done
+        gc >/dev/null
+}
+
+# Kills or fails, at every call, the gc pass that joins the exec'd processes.
+crash_join() { # FAULT POINTS...
+        local fault=$1 g=$MNT/mon_groups/$UID1
+        shift
+        for point in "$@"; do
+                join_setup
+                injected gc "" "${point%%:*}:$fault:when=${point#*:}"
+                gc >"$WORK/gc.out"
+                check_invariants
+                { has_task "$g" "$JOIN_X1" && has_task "$g" "$JOIN_X2"; } ||
+                        fail "the next pass did not join the exec'd processes"
+                has_task "$MNT/gold" "$JOIN_OTHER" || fail "a task of another control group moved"
+                [ "$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)" = 1 ] ||
+                        fail "the member was lost"
+                join_teardown
+                check_pod_gone "after the join"
+        done
+}
+
 poststop_json() {
         echo "{\"ociVersion\":\"1.2.0\",\"id\":\"$1\",\"status\":\"stopped\",\"bundle\":\"$WORK\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$2\"}}"
 }
 
-mount_emulator
+mount_emulator --ctrl-groups gold
 write_config
 sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
+
+if [ "$SCENARIO" = join ]; then
+        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        [ -n "$hier" ] || hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        [ -n "$hier" ] || { echo "no cgroup hierarchy mounted"; exit 77; }
+        CG=$hier/rmh-crash-$$
+        mkdir "$CG"
+        trap 'harness_cleanup; rmdir "$CG" 2>/dev/null' EXIT
+        join_setup
+        mapfile -t join_points < <(injection_points gc "")
+        has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: gc did not join"; exit 1; }
+        join_teardown
+        echo "injection points (join): gc ${#join_points[@]}"
+        [ "${#join_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
+        for fault in $FAULTS; do
+                before=$failed
+                crash_join "$fault" "${join_points[@]}"
+                echo "$fault: $((failed - before)) failures"
+        done
+        has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
+        harness_done
+        exit
+fi
 
 reset
 sleeper p

@@ -239,11 +239,52 @@ test_check() {
         write_status_config "$MNT"
 }
 
+# --- coverage: every thread of the pod's containers in its groups ----------
+
+# e1's container gets a cgroup of its own, and a process that a runtime
+# exec'd into it, outside the group: status, Prometheus and check say so, and
+# after one gc pass they say all is in.
+test_coverage() {
+        local hier cg x1
+        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        [ -n "$hier" ] || hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        [ -n "$hier" ] || { echo "no cgroup hierarchy mounted: nothing to test"; return; }
+        cg=$hier/rmh-status-$$
+        mkdir "$cg"
+        sleeper x1
+        echo "$e1" >"$cg/cgroup.procs"
+        echo "$x1" >"$cg/cgroup.procs"
+        status >"$WORK/cov.txt"
+        check "coverage: the pod's threads, and those in its group" \
+                grep -q "^  threads: 2 in its containers, 1 in its groups$" "$WORK/cov.txt"
+        check "coverage: the node's" grep -q "^coverage: [0-9]* of [0-9]* threads" "$WORK/cov.txt"
+        status --json >"$WORK/cov.json"
+        check "coverage: JSON per pod" [ "$(jq -c --arg u "$UID5" '.pods[] | select(.uid == $u) | .threads' \
+                "$WORK/cov.json")" = '{"containers":2,"in_groups":1}' ]
+        status --prometheus >"$WORK/cov.prom"
+        check "coverage: Prometheus per pod" grep -q \
+                "^resctrl_pod_unmonitored_threads{pod_uid=\"$UID5\",namespace=\"shop\",pod=\"cache\"} 1$" \
+                "$WORK/cov.prom"
+        check "coverage: Prometheus for the node" grep -q '^resctrl_node_unmonitored_threads 1$' "$WORK/cov.prom"
+        hook_check --hooks-dir "$WORK/none" >"$WORK/cov-check.txt"
+        check "coverage: check warns, naming the pod" \
+                grep -q "^warn  coverage .*pods short: $UID5 (shop/cache) 1 of 2" "$WORK/cov-check.txt"
+        "$HOOK" --config "$CONFIG" gc >/dev/null 2>>"$LOG"
+        status --prometheus >"$WORK/cov.prom"
+        check "coverage: after gc, nothing outside" grep -q '^resctrl_node_unmonitored_threads 0$' "$WORK/cov.prom"
+        hook_check --hooks-dir "$WORK/none" >"$WORK/cov-check.txt"
+        check "coverage: check is content" grep -q "^ok    coverage " "$WORK/cov-check.txt"
+        stop "$x1"
+        echo "$e1" >"$hier/cgroup.procs"
+        rmdir "$cg"
+}
+
 test_baselines
 test_status_table
 test_status_json
 test_prometheus
 test_kepler_layout
 test_check
+test_coverage
 
 harness_done
