@@ -702,6 +702,7 @@ static const struct key_def config_keys[] = {
     {"excludeNamespaces", parse_string_list, offsetof(struct config, exclude_namespaces)},
     {"labelSelector", parse_string_map, offsetof(struct config, label_selector)},
     {"annotationSelector", parse_string_map, offsetof(struct config, annotation_selector)},
+    {"runtimeRoots", parse_string_list, offsetof(struct config, runtime_roots)},
     {"failurePolicy", parse_failure_policy, offsetof(struct config, failure_policy)},
     {"runtimeMonitoring", parse_runtime_monitoring, offsetof(struct config, runtime_monitoring)},
     {"lockTimeoutMs", parse_lock_timeout, offsetof(struct config, lock_timeout_ms)},
@@ -762,8 +763,15 @@ void config_done(struct config *c)
         string_list_done(&c->exclude_namespaces);
         string_map_done(&c->label_selector);
         string_map_done(&c->annotation_selector);
+        string_list_done(&c->runtime_roots);
         *c = (struct config){};
 }
+
+static const char *const default_runtime_roots[] = {
+    "/run/runc",
+    "/run/containerd/runc/k8s.io",
+    "/run/crun",
+};
 
 int config_init(struct config *c)
 {
@@ -778,8 +786,12 @@ int config_init(struct config *c)
             .log_syslog = true,
             .log_stderr = false,
         };
+        int r = 0;
 
-        if (!d.resctrl_path || !d.state_dir) {
+        /* Where runc (CRI-O, Podman), containerd's runc shim and crun keep state. */
+        for (size_t i = 0; r == 0 && i < ELEMENTSOF(default_runtime_roots); i++)
+                r = string_list_push(&d.runtime_roots, default_runtime_roots[i]);
+        if (r < 0 || !d.resctrl_path || !d.state_dir) {
                 config_done(&d);
                 return -ENOMEM;
         }

@@ -34,6 +34,7 @@ struct config {
         struct string_list exclude_namespaces;
         struct string_map label_selector;
         struct string_map annotation_selector;
+        struct string_list runtime_roots; /* runc's and crun's --root dirs, for adopt */
         enum failure_policy failure_policy;
         enum runtime_monitoring runtime_monitoring;
         unsigned lock_timeout_ms;

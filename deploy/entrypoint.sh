@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The DaemonSet's container: installs the hook onto the node, runs gc, and
+# The DaemonSet's container: installs the hook onto the node, adopts the pods
+# already running, runs gc, and
 # unregisters the hook when the pod is stopped (SIGTERM).
 #
 # The node's directories are mounted into the container at other paths than on
@@ -119,6 +120,9 @@ for stage in $stages; do
 done
 say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 
+# Pods that started before the hooks were registered get their groups now;
+# a failure here leaves them to a later restart of this pod, not the node.
+"$bin" --config "$config" adopt || say "adopt exited with status $?"
 "$bin" --config "$config" gc --interval "$interval" &
 gc_pid=$!
 wait "$gc_pid"

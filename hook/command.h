@@ -26,3 +26,4 @@ int command_load_config(const struct command_ctx *ctx, struct config *c);
 /* argv[0] is the command's name; options follow. Return an exit status. */
 int check_main(const struct command_ctx *ctx, int argc, char **argv);
 int status_main(const struct command_ctx *ctx, int argc, char **argv);
+int adopt_main(const struct command_ctx *ctx, int argc, char **argv);

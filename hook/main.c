@@ -51,6 +51,7 @@ static void help(void)
                "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]...\n"
                "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
                "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
+               "       resctrl-mon-hook [OPTIONS] adopt\n"
                "\n"
                "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
                "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
@@ -63,6 +64,7 @@ static void help(void)
                "  check                     is this node set up right (exit 1 if a check fails)\n"
                "  status                    pods, their groups, members and counters\n"
                "  gc                        clean up after lost poststops and killed runs\n"
+               "  adopt                     give running containers of pods their groups\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE         configuration (default %s)\n"
@@ -85,7 +87,8 @@ static int parse_stage(const char *s, enum stage *ret)
 
 static bool is_command(const char *s)
 {
-        return strcmp(s, "check") == 0 || strcmp(s, "status") == 0 || strcmp(s, "gc") == 0;
+        return strcmp(s, "check") == 0 || strcmp(s, "status") == 0 || strcmp(s, "gc") == 0 ||
+               strcmp(s, "adopt") == 0;
 }
 
 /* Logs the first thing wrong with a stage run's command line. */
@@ -268,6 +271,8 @@ static int run_command(const struct args *a)
                 return check_main(&ctx, a->command_argc, a->command);
         if (strcmp(a->command[0], "gc") == 0)
                 return gc_main(&ctx, a->command_argc, a->command);
+        if (strcmp(a->command[0], "adopt") == 0)
+                return adopt_main(&ctx, a->command_argc, a->command);
         return status_main(&ctx, a->command_argc, a->command);
 }
 

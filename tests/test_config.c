@@ -36,6 +36,7 @@ static void assert_configs_eq(const struct config *a, const struct config *b)
         ck_assert_str_eq(a->state_dir, b->state_dir);
         ck_assert_int_eq(a->require_resctrl_fs, b->require_resctrl_fs);
         assert_lists_eq(&a->namespaces, &b->namespaces);
+        assert_lists_eq(&a->runtime_roots, &b->runtime_roots);
         assert_lists_eq(&a->exclude_namespaces, &b->exclude_namespaces);
         assert_maps_eq(&a->label_selector, &b->label_selector);
         assert_maps_eq(&a->annotation_selector, &b->annotation_selector);
@@ -74,6 +75,8 @@ START_TEST(test_defaults)
         ck_assert_uint_eq(c.exclude_namespaces.n, 0);
         ck_assert_uint_eq(c.label_selector.n, 0);
         ck_assert_uint_eq(c.annotation_selector.n, 0);
+        ck_assert_uint_eq(c.runtime_roots.n, 3);
+        ck_assert_str_eq(c.runtime_roots.items[0], "/run/runc");
         ck_assert_int_eq(c.failure_policy, FAILURE_POLICY_IGNORE);
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_SKIP);
         ck_assert_uint_eq(c.lock_timeout_ms, 2000);
@@ -116,7 +119,7 @@ START_TEST(test_sample)
                 }
                 uncommented[n++] = text[i];
         }
-        ck_assert_uint_eq(settings, 12); /* every top-level key */
+        ck_assert_uint_eq(settings, 13); /* every top-level key */
         ck_assert_int_eq(config_parse(&c, uncommented, n, "sample", &problems), 0);
         ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
         assert_defaults(&c);
@@ -151,6 +154,8 @@ START_TEST(test_full_file)
         ck_assert_str_eq(c.annotation_selector.values[0], "true");
         ck_assert_str_eq(c.annotation_selector.keys[1], "team");
         ck_assert_str_eq(c.annotation_selector.values[1], "");
+        ck_assert_uint_eq(c.runtime_roots.n, 1);
+        ck_assert_str_eq(c.runtime_roots.items[0], "/run/other-runc");
         ck_assert_int_eq(c.failure_policy, FAILURE_POLICY_FAIL);
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_OVERRIDE);
         ck_assert_uint_eq(c.lock_timeout_ms, 600000);

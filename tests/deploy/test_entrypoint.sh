@@ -37,9 +37,14 @@ mkdir -p "$tmp/image" "$tmp/node/install" "$tmp/node/hooks.d" "$tmp/node/state" 
 chmod 0755 "$tmp/node/state"
 printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 
-# The stub gc: records who ran it and with what, then waits to be killed.
+# The stub hook: adopt records that it ran (after the hooks were registered)
+# and returns; gc records who ran it and with what, then waits to be killed.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
+if [ "$3" = adopt ]; then
+        ls "$RUN/../node/hooks.d" >"$RUN/adopt.saw"
+        exit 0
+fi
 echo "$PPID" >"$RUN/entry.pid"
 printf '%s\n' "$@" >"$RUN/gc.args.tmp"
 mv "$RUN/gc.args.tmp" "$RUN/gc.args"
@@ -109,6 +114,9 @@ check_installed() {
                 fail "the binary was written in place (a running hook would see it change)"
         [ "$(cat "$run/gc.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" gc --interval 60)" ] ||
                 fail "gc ran with [$(tr "\n" " " <"$run/gc.args")]"
+        # adopt ran before gc, once both hooks were registered: nothing falls between.
+        [ "$(wc -l <"$run/adopt.saw" 2>/dev/null)" -eq 2 ] ||
+                fail "adopt did not run after the hooks were registered"
 }
 
 # stop_entry: SIGTERM to the entrypoint; it must exit 0, having removed the JSON files

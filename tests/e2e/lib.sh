@@ -225,8 +225,10 @@ e2e_id() {
 }
 
 # e2e_bundle ID POD_UID: a bundle in $e2e_tmp/bundles/ID running `sleep 1000` (or
-# the JSON strings of e2e_args) from the shared read-only rootfs, with the kubelet's pod annotations (without the pod
-# UID when POD_UID is empty) and the hook at createRuntime and poststop.
+# the JSON strings of e2e_args) from the shared read-only rootfs, in namespace
+# e2e_namespace (default e2e), with the kubelet's pod annotations (without the pod
+# UID when POD_UID is empty) and the hook at createRuntime and poststop (none when
+# e2e_no_hooks is set).
 e2e_bundle() {
         case $1$2 in *[!A-Za-z0-9_.-]*) e2e_fail "bad id or uid '$1' '$2'" ;; esac
         e2e_bdir=$e2e_tmp/bundles/$1
@@ -242,6 +244,13 @@ e2e_bundle() {
                 e2e_resources='"resources": {"devices": [{"allow": false, "access": "rwm"}]},'
         fi
         e2e_argv=${e2e_args:-'"sleep", "1000"'}
+        e2e_hooks=""
+        [ -n "${e2e_no_hooks:-}" ] || e2e_hooks='
+    "createRuntime": [{"path": "'$e2e_hook'", "timeout": 5,
+      "args": ["resctrl-mon-hook", "--config", "'$e2e_config'", "createRuntime"]}],
+    "poststop": [{"path": "'$e2e_hook'", "timeout": 5,
+      "args": ["resctrl-mon-hook", "--config", "'$e2e_config'", "poststop"]}]'
+        e2e_namespace=${e2e_namespace:-e2e}
         cat >"$e2e_bdir/config.json" <<EOF
 {
   "ociVersion": "1.0.2",
@@ -270,16 +279,11 @@ e2e_bundle() {
   ],
   "annotations": {
     $e2e_uid_annotation
-    "io.kubernetes.pod.namespace": "e2e",
+    "io.kubernetes.pod.namespace": "$e2e_namespace",
     "io.kubernetes.pod.name": "pod-$e2e_tag",
     "io.kubernetes.container.name": "$1"
   },
-  "hooks": {
-    "createRuntime": [{"path": "$e2e_hook", "timeout": 5,
-      "args": ["resctrl-mon-hook", "--config", "$e2e_config", "createRuntime"]}],
-    "poststop": [{"path": "$e2e_hook", "timeout": 5,
-      "args": ["resctrl-mon-hook", "--config", "$e2e_config", "poststop"]}]
-  },
+  "hooks": {$e2e_hooks},
   "linux": {
     $e2e_resources
     "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"},
@@ -590,6 +594,97 @@ e2e_scenario_forks() {
         e2e_step "delete it: group and state gone"
         e2e_delete "$e2e_cf"
         # The pid namespace's other processes die a moment after its init.
+        e2e_wait_tasks "$e2e_uid" 0 2>/dev/null || e2e_fail "the container's processes still run"
+        e2e_gc
+        e2e_assert_groups
+        e2e_assert_no_state "$e2e_uid"
+}
+
+# --- adopting what started before the hook ----------------------------------------
+
+# The runtime's state root, as adopt reads it.
+e2e_rt_root() {
+        if [ "$e2e_runtime" = runc ]; then echo "$e2e_tmp/runc"; else echo "$e2e_tmp/crun"; fi
+}
+
+e2e_adopt() {
+        "$e2e_hook" --config "$e2e_config" adopt >"$e2e_tmp/adopt.out" 2>"$e2e_tmp/adopt.err" ||
+                e2e_fail "adopt failed: $(cat "$e2e_tmp/adopt.err")"
+}
+
+# Containers that started with no hook: adopt gives the pod's ones their
+# group with every process of their cgroup, leaves out the filtered, the
+# podless and the untrusted, and changes nothing when run again.
+e2e_scenario_adopt() {
+        e2e_uid=$(e2e_new_uid)
+        e2e_cp=$(e2e_id adopted)
+        e2e_cx=$(e2e_id excluded)
+        e2e_cn=$(e2e_id podless)
+        printf 'excludeNamespaces: [skipped]\nruntimeRoots: [%s]\n' "$(e2e_rt_root)" >>"$e2e_config"
+
+        e2e_step "three containers started with no hook: a pod's, a filtered one, a podless one"
+        e2e_no_hooks=1
+        e2e_args='"sh", "-c", "sleep 1001 & exec sleep 1000"'
+        e2e_run "$e2e_cp" "$e2e_uid"
+        e2e_args=""
+        e2e_namespace=skipped
+        e2e_run "$e2e_cx" "$(e2e_new_uid)"
+        e2e_namespace=""
+        e2e_run "$e2e_cn" ""
+        e2e_no_hooks=""
+        e2e_get_pid "$e2e_cp"
+        e2e_i=0
+        until [ "$(e2e_procs_of "$e2e_pid" | wc -l)" -eq 2 ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || e2e_fail "the init did not fork"
+                sleep 0.1
+        done
+        e2e_assert_groups
+
+        e2e_step "adopt: the pod's container, with every process of its cgroup"
+        e2e_adopt
+        grep -q "3 containers seen, 1 adopted" "$e2e_tmp/adopt.out" ||
+                e2e_fail "adopt said: $(cat "$e2e_tmp/adopt.out")"
+        e2e_assert_groups "$e2e_uid"
+        # shellcheck disable=SC2046 # one pid a word
+        e2e_assert_tasks "$e2e_uid" $(e2e_procs_of "$e2e_pid")
+        e2e_assert_members "$e2e_uid" "$e2e_cp"
+
+        e2e_step "adopt again: nothing changes"
+        cp "$e2e_state/$e2e_uid.members" "$e2e_tmp/members.before"
+        e2e_adopt
+        grep -q "3 containers seen, 0 adopted" "$e2e_tmp/adopt.out" ||
+                e2e_fail "adopt again said: $(cat "$e2e_tmp/adopt.out")"
+        cmp -s "$e2e_state/$e2e_uid.members" "$e2e_tmp/members.before" ||
+                e2e_fail "adopt again changed the member file"
+
+        e2e_step "untrusted state: garbage, a symlink, another owner, no bundle: one line each"
+        e2e_root=$(e2e_rt_root)
+        for e2e_bad in garbage symlink owner nobundle; do
+                mkdir -p "$e2e_root/rmh-bad-$e2e_bad"
+        done
+        echo '{"init_process_pid": ' >"$e2e_root/rmh-bad-garbage/state.json"
+        ln -s "$e2e_root/$e2e_cp/state.json" "$e2e_root/rmh-bad-symlink/state.json" 2>/dev/null ||
+                ln -s "$e2e_root/$e2e_cp/status" "$e2e_root/rmh-bad-symlink/status"
+        printf '{"init_process_pid": %s, "init_process_start": 1, "config": {"labels": []}}\n' \
+                "$e2e_pid" >"$e2e_root/rmh-bad-owner/state.json"
+        chown 65534 "$e2e_root/rmh-bad-owner/state.json"
+        e2e_pn=$(e2e_state_of "$e2e_cn" pid)
+        printf '{"init_process_pid": %s, "init_process_start": %s, "config": {"labels": ["io.kubernetes.pod.uid=%s", "bundle=/nonexistent"]}}\n' \
+                "$e2e_pn" "$(awk '{ print $22 }' "/proc/$e2e_pn/stat")" "$(e2e_new_uid)" \
+                >"$e2e_root/rmh-bad-nobundle/state.json"
+        e2e_adopt
+        for e2e_bad in garbage symlink owner nobundle; do
+                [ "$(grep -c "rmh-bad-$e2e_bad" "$e2e_tmp/adopt.err")" -eq 1 ] ||
+                        e2e_fail "rmh-bad-$e2e_bad: not one line: $(cat "$e2e_tmp/adopt.err")"
+        done
+        rm -rf "$e2e_root"/rmh-bad-*
+        e2e_assert_groups "$e2e_uid"
+
+        e2e_step "delete them: gc removes the adopted pod's group"
+        e2e_delete "$e2e_cp"
+        e2e_delete "$e2e_cx"
+        e2e_delete "$e2e_cn"
         e2e_wait_tasks "$e2e_uid" 0 2>/dev/null || e2e_fail "the container's processes still run"
         e2e_gc
         e2e_assert_groups

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* adopt: the containers that run but were never seen by createRuntime (they
+ * started before the hook was installed) get their pod's group, exactly as
+ * createRuntime would have given it, and every thread of their cgroup. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "command.h"
+#include "fsutil.h"
+#include "log.h"
+#include "macro.h"
+#include "oci.h"
+#include "pod.h"
+#include "proc.h"
+#include "rdt.h"
+#include "runstate.h"
+#include "stage.h"
+
+struct adopter {
+        const struct config *config;
+        int proc_fd;
+        struct cgroup_mounts cgroups;
+        unsigned seen, adopted;
+};
+
+/* After createRuntime's work: the rest of the container's threads. */
+static void join_container(struct adopter *a, const struct pod_identity *pod, const char *id)
+{
+        struct pod_env e = POD_ENV_INIT;
+        struct pod_session s = {.lock_fd = -EBADF};
+        const struct member *m;
+        unsigned joined = 0, refused = 0;
+
+        if (pod_env_open(a->config, a->proc_fd, &e) < 0)
+                return;
+        if (pod_session_lock(&e, pod->uid, a->config->lock_timeout_ms, &s) >= 0 &&
+            pod_session_load(&s, NULL) >= 0 && (m = pod_state_find_member(&s.st, id)) &&
+            m->monitored && pod_env_lock_resctrl(&e) >= 0) {
+                (void) pod_member_join_cgroup(&s, &a->cgroups, m, &joined, &refused);
+                rdt_unlock(e.root_fd);
+        }
+        (void) pod_session_close(&s);
+        pod_env_close(&e);
+        if (joined + refused > 0)
+                log_info("container %s of pod %s: %u more threads joined, %u in another control "
+                         "group",
+                         id, pod->uid, joined, refused);
+}
+
+/* One container under a runtime's root: what createRuntime would have done,
+ * if it is a live pod's container and not recorded yet. */
+static void adopt_container(struct adopter *a, int root_fd, const char *root, const char *id)
+{
+        _cleanup_(oci_state_done) struct oci_state state = {0};
+        _cleanup_free_ char *json = NULL, *why = NULL;
+        struct pod_identity pod = {.uid = "-"};
+        const char *outcome = "error";
+        struct hook_ctx ctx;
+        uint64_t start, now_start;
+        int r;
+
+        r = runstate_read(root_fd, id, &json, &start, &why);
+        if (r == -ENOENT)
+                return; /* not a container's directory */
+        log_set_context("adopt", id);
+        if (r < 0) {
+                log_error("%s/%s", root, why ? why : strerror(-r));
+                return;
+        }
+        a->seen++;
+        r = oci_state_parse(json, strlen(json), &state, &why);
+        if (r < 0) {
+                log_error("%s/%s: %s", root, id, why);
+                return;
+        }
+        /* A stopped container, or its pid reused since: nothing runs to adopt. */
+        if (proc_start_time(a->proc_fd, state.pid, &now_start) < 0 || now_start != start)
+                return;
+        /* A live container whose bundle is gone: its record is not to be trusted. */
+        if (state.bundle && access(state.bundle, F_OK) < 0) {
+                log_error("%s/%s: bundle '%s' does not exist; not adopted", root, id, state.bundle);
+                return;
+        }
+        r = oci_pod_identity(&state, &pod);
+        if (r <= 0) {
+                if (r < 0)
+                        log_error("pod UID annotation is not a 36-character dashed or 32-character "
+                                  "hex UID; refused");
+                return;
+        }
+        ctx =
+            (struct hook_ctx){.config = a->config,
+                              .state = &state,
+                              .pod = &pod,
+                              .proc_fd = a->proc_fd,
+                              .deadline = now_usec() + (int64_t) a->config->lock_timeout_ms * 1000};
+        r = stage_create(&ctx, &outcome);
+        if (r < 0)
+                outcome = "error";
+        if (r >= 0 && strcmp(outcome, "monitored") == 0) {
+                a->adopted++;
+                join_container(a, &pod, id);
+        }
+        log_info("pod=%s namespace=%s outcome=%s", pod.uid, pod.namespace ? pod.namespace : "-",
+                 outcome);
+}
+
+/* A runtime's --root: root's own directory, no symlink, or nothing is read. */
+static void adopt_root(struct adopter *a, const char *root)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        struct stat st;
+
+        log_set_context("adopt", NULL);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno != ENOENT) /* that runtime is not used here */
+                        log_error_errno(errno, "cannot open runtime root '%s'", root);
+                return;
+        }
+        if (fstat(fd, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+            (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                log_error("runtime root '%s' is not root's own directory; not read", root);
+                return;
+        }
+        if (opendir_at(fd, ".", &d) < 0) {
+                log_error("cannot list runtime root '%s'", root);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        adopt_container(a, fd, root, de->d_name);
+}
+
+static void help(void)
+{
+        printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] adopt\n"
+               "\n"
+               "Gives running containers that createRuntime never saw (they started before\n"
+               "the hook was installed) their pod's group, as createRuntime would have, with\n"
+               "every thread of their cgroup. Reads the runtimes' state under runtimeRoots.\n"
+               "Idempotent and safe beside running hooks and gc. Run it once after installing.\n");
+}
+
+int adopt_main(const struct command_ctx *ctx, int argc, char **argv)
+{
+        _cleanup_(config_done) struct config config = {0};
+        _cleanup_close_ int proc_fd = -EBADF;
+        struct adopter a = {.config = &config, .cgroups = CGROUP_MOUNTS_INIT};
+        static const struct option options[] = {
+            {"help", no_argument, NULL, 'h'},
+            {0},
+        };
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                if (c != 'h')
+                        return COMMAND_USAGE;
+                help();
+                return COMMAND_OK;
+        }
+        if (optind != argc) {
+                log_error("unexpected argument '%s' (see adopt --help)", argv[optind]);
+                return COMMAND_USAGE;
+        }
+        if (config_init(&config) < 0 || command_load_config(ctx, &config) < 0) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+        if (proc_open(&proc_fd) < 0) {
+                log_error("cannot open /proc");
+                return COMMAND_FAILED;
+        }
+        a.proc_fd = proc_fd;
+        (void) cgroup_mounts_open(proc_fd, &a.cgroups);
+        for (size_t i = 0; i < config.runtime_roots.n; i++)
+                adopt_root(&a, config.runtime_roots.items[i]);
+        cgroup_mounts_close(&a.cgroups);
+        printf("adopt: %u containers seen, %u adopted\n", a.seen, a.adopted);
+        return COMMAND_OK;
+}
