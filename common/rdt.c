@@ -210,8 +210,8 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
         int r;
 
         r = open_group_parent(root_fd, ctrl, name, &dir_fd);
-        if (r < 0)
-                return r;
+        if (r < 0) /* only mkdir's own ENOSPC and EBUSY say the RMIDs ran out */
+                return r == -ENOSPC || r == -EBUSY ? -EIO : r;
 
         if (mkdirat(dir_fd, name, 0755) == 0)
                 return 1;

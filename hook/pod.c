@@ -237,6 +237,13 @@ static int session_save(struct pod_session *s)
         return 0;
 }
 
+/* A failure of a step other than mkdir, logged already: never one of the
+ * errnos that say "unmonitored, and why" (a full stateDir is ENOSPC too). */
+static int not_mkdir(int r)
+{
+        return r == -ENOSPC || r == -EBUSY || r == -ENOENT ? -EIO : r;
+}
+
 int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
 {
         struct group *g = pod_state_find_group(&s->st, ctrl);
@@ -245,8 +252,8 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
 
         exists = rdt_mon_group_exists(s->env->root_fd, ctrl, s->uid);
         if (exists < 0)
-                return log_error_errno(exists, "cannot look up the group of pod %s in %s", s->uid,
-                                       ctrl_display(ctrl));
+                return not_mkdir(log_error_errno(exists, "cannot look up the group of pod %s in %s",
+                                                 s->uid, ctrl_display(ctrl)));
         if (!g) {
                 r = pod_state_add_group(&s->st, ctrl, !exists);
                 if (r < 0)
@@ -259,7 +266,7 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
                 return !exists;
         r = session_save(s);
         if (r < 0 || exists)
-                return r;
+                return not_mkdir(r);
 
         r = rdt_mon_group_create(s->env->root_fd, ctrl, s->uid, reterr_status);
         if (r < 0 && r != -ENOSPC && r != -EBUSY && r != -ENOENT)
@@ -268,7 +275,7 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
         if (r == 0) {
                 /* Made by someone else since the look: theirs. */
                 pod_state_find_group(&s->st, ctrl)->owned = false;
-                return session_save(s);
+                return not_mkdir(session_save(s));
         }
         if (r < 0 && !recorded) {
                 pod_state_drop_group(&s->st, ctrl);

@@ -119,8 +119,9 @@ bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
  * when the group was made, 0 when it was there, -errno otherwise, logged
  * but for what only leaves a container unmonitored: -ENOSPC and -EBUSY (out
  * of RMIDs, *reterr_status saying which) and -ENOENT (no such control
- * group). The record of a group that is not there is dropped again if this
- * call added it. gc --dry-run: decides, changes nothing. */
+ * group), which only mkdir returns: another step failing so (a full
+ * stateDir) returns -EIO. The record of a group that is not there is dropped
+ * again if this call added it. gc --dry-run: decides, changes nothing. */
 int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status);
 
 enum group_fate {

@@ -293,18 +293,19 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
         return 0;
 }
 
-/* Is this container already recorded for this very process, and did that
- * run finish? Then a second run (prestart and createRuntime both registered,
- * a retry) changes nothing. */
+/* Is this container already recorded for this very process, and monitored?
+ * Then a second run (prestart and createRuntime both registered, a retry,
+ * adopt) changes nothing. */
 static bool already_member(const struct hook_ctx *ctx, struct pod_session *s, uint64_t start_time)
 {
         const struct member *m = pod_state_find_member(&s->st, ctx->state->id);
 
         if (!m)
                 return false;
-        if (m->pid == ctx->state->pid && m->start_time == start_time && !pod_member_is_pending(m))
+        if (m->pid == ctx->state->pid && m->start_time == start_time && m->monitored)
                 return true;
-        /* Another process, or a run that was killed: record it anew. */
+        /* Another process, a run that was killed, or one that left it
+         * unmonitored (RMIDs may have freed up since): record it anew. */
         pod_state_drop_member(&s->st, ctx->state->id);
         s->dirty = true;
         return false;

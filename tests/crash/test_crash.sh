@@ -17,10 +17,13 @@
 # a live container (in its cgroup, one of them in another control group);
 # after the next pass every one is in the group but that one, which stays
 # where it was, and the member is still recorded.
+# SCENARIO "adopt": the same container, never seen by createRuntime, found by
+# adopt in a runc state root; after the next adopt and a gc pass it is a
+# member and every process of its cgroup is in the group.
 # The injection points are listed from a run under strace, so they grow with
 # the code.
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
-#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign | join
+#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign | join | adopt
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
@@ -75,6 +78,13 @@ check_invariants() {
                 "\($u) \(.id) \(.ctrl) \(.pid) \(.start_time) \(.monitored)"' $files 2>/dev/null ||
                 echo torn)
         [ "${members[-1]:-}" != torn ] || { fail "torn member file"; ok=0; }
+        # The emulator has RMIDs to spare: only a failed mkdir may say they ran out.
+        if [ -n "$files" ] && [ "${point%%:*}:${fault:-}" != mkdirat:error=ENOSPC ] &&
+                jq -e 'select(.members[].reason // "" | startswith("out of RMIDs"))' $files \
+                        >/dev/null 2>&1; then
+                fail "a failure that was not mkdir's recorded as out of RMIDs"
+                ok=0
+        fi
         declare -A live_group=()
         for f in "${members[@]}"; do
                 read -r uid id ctrl pid start monitored <<<"$f"
@@ -193,6 +203,40 @@ join_teardown() {
         gc >/dev/null
 }
 
+# The container of join_setup, not created but written down as runc would
+# have: RUNC_ROOT/c1/state.json.
+adopt_setup() {
+        reset
+        sleeper JOIN_P JOIN_X1 JOIN_X2 JOIN_OTHER
+        for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do echo "$p" >"$CG/cgroup.procs"; done
+        echo "$JOIN_OTHER" >"$MNT/gold/tasks"
+        mkdir -p "$RUNC_ROOT/c1"
+        printf '{"id":"c1","init_process_pid":%s,"init_process_start":%s,"config":{"labels":["io.kubernetes.pod.uid=%s","bundle=%s"]}}\n' \
+                "$JOIN_P" "$(awk '{ print $22 }' "/proc/$JOIN_P/stat")" "$UID1" "$WORK" \
+                >"$RUNC_ROOT/c1/state.json"
+}
+
+# Kills or fails adopt at every call.
+crash_adopt() { # FAULT POINTS...
+        local fault=$1 g=$MNT/mon_groups/$UID1
+        shift
+        for point in "$@"; do
+                adopt_setup
+                injected adopt "" "${point%%:*}:$fault:when=${point#*:}"
+                "$HOOK" --config "$CONFIG" adopt >/dev/null 2>>"$LOG"
+                gc >"$WORK/gc.out"
+                check_invariants
+                { has_task "$g" "$JOIN_P" && has_task "$g" "$JOIN_X1" && has_task "$g" "$JOIN_X2"; } ||
+                        fail "the next adopt did not finish the work"
+                has_task "$MNT/gold" "$JOIN_OTHER" || fail "a task of another control group moved"
+                [ "$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)" = 1 ] ||
+                        fail "the member was lost"
+                rm -rf "$RUNC_ROOT/c1"
+                join_teardown
+                check_pod_gone "after adopt"
+        done
+}
+
 # Kills or fails, at every call, the gc pass that joins the exec'd processes.
 crash_join() { # FAULT POINTS...
         local fault=$1 g=$MNT/mon_groups/$UID1
@@ -221,13 +265,35 @@ write_config
 sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 
-if [ "$SCENARIO" = join ]; then
+if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
         hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
         [ -n "$hier" ] || hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
         [ -n "$hier" ] || { echo "no cgroup hierarchy mounted"; exit 77; }
         CG=$hier/rmh-crash-$$
         mkdir "$CG"
         trap 'harness_cleanup; rmdir "$CG" 2>/dev/null' EXIT
+fi
+if [ "$SCENARIO" = adopt ]; then
+        RUNC_ROOT=$WORK/runc
+        mkdir -p -m 0700 "$RUNC_ROOT"
+        write_config "runtimeRoots: [$RUNC_ROOT]"
+        adopt_setup
+        mapfile -t adopt_points < <(injection_points adopt "")
+        has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: adopt did not join"; exit 1; }
+        rm -rf "$RUNC_ROOT/c1"
+        join_teardown
+        echo "injection points (adopt): ${#adopt_points[@]}"
+        [ "${#adopt_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
+        for fault in $FAULTS; do
+                before=$failed
+                crash_adopt "$fault" "${adopt_points[@]}"
+                echo "$fault: $((failed - before)) failures"
+        done
+        has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
+        harness_done
+        exit
+fi
+if [ "$SCENARIO" = join ]; then
         join_setup
         mapfile -t join_points < <(injection_points gc "")
         has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: gc did not join"; exit 1; }
