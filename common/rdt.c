@@ -228,6 +228,22 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
         return r;
 }
 
+/* The group's tasks file, opened with flags (O_RDONLY or O_WRONLY). */
+static int open_tasks(int root_fd, const char *ctrl, const char *name, int flags, int *ret_fd)
+{
+        _cleanup_close_ int group_fd = -EBADF;
+        int r, fd;
+
+        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        if (r < 0)
+                return r;
+        fd = openat(group_fd, "tasks", flags | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
 /* resctrl takes one command per write(2), and before 6.7 only one id per command. */
 static int write_task_id(int tasks_fd, pid_t id)
 {
@@ -256,19 +272,16 @@ static int open_task_dir(int proc_fd, pid_t pid, DIR **ret)
 int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const char *name,
                               pid_t pid, char **reterr_status)
 {
-        _cleanup_close_ int group_fd = -EBADF, tasks_fd = -EBADF;
+        _cleanup_close_ int tasks_fd = -EBADF;
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         int r;
 
         if (pid <= 0)
                 return -EINVAL;
-        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        r = open_tasks(root_fd, ctrl, name, O_WRONLY, &tasks_fd);
         if (r < 0)
                 return r;
-        tasks_fd = openat(group_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (tasks_fd < 0)
-                return -errno;
         r = open_task_dir(proc_fd, pid, &d);
         if (r < 0)
                 return r;
@@ -300,15 +313,12 @@ fail:
 /* The group's tasks file, read to EOF: it is a seq_file that may span many pages. */
 static int read_tasks(int root_fd, const char *ctrl, const char *name, char **ret)
 {
-        _cleanup_close_ int group_fd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF;
         int r;
 
-        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        r = open_tasks(root_fd, ctrl, name, O_RDONLY, &fd);
         if (r < 0)
                 return r;
-        fd = openat(group_fd, "tasks", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
         return read_all_fd(fd, RDT_TASKS_MAX, ret, NULL);
 }
 
@@ -326,16 +336,13 @@ int rdt_mon_group_tasks(int root_fd, const char *ctrl, const char *name, pid_t *
 int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, const pid_t *tids,
                             size_t n, unsigned *ret_moved, unsigned *ret_refused)
 {
-        _cleanup_close_ int group_fd = -EBADF, tasks_fd = -EBADF;
+        _cleanup_close_ int tasks_fd = -EBADF;
         unsigned moved = 0, refused = 0;
         int r;
 
-        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        r = open_tasks(root_fd, ctrl, name, O_WRONLY, &tasks_fd);
         if (r < 0)
                 return r;
-        tasks_fd = openat(group_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (tasks_fd < 0)
-                return -errno;
         for (size_t i = 0; i < n; i++) {
                 r = write_task_id(tasks_fd, tids[i]);
                 if (r == -ESRCH) /* exited meanwhile */

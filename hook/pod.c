@@ -151,25 +151,45 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         return 0;
 }
 
+/* The threads of member m's container (cgroup_container_threads), and the
+ * tasks of its pod's group (none when the group is gone), both sorted. 0,
+ * -ESRCH or -ENOENT (the init or its cgroup gone), -errno. */
+static int member_threads(int proc_fd, int root_fd, const struct cgroup_mounts *mounts,
+                          const char *uid, const struct member *m, pid_t **ret_threads,
+                          size_t *ret_n, pid_t **ret_in, size_t *ret_n_in)
+{
+        bool own;
+        int r;
+
+        r = cgroup_container_threads(proc_fd, mounts, m->pid, ret_threads, ret_n, &own);
+        if (r < 0)
+                return r;
+        r = rdt_mon_group_tasks(root_fd, m->ctrl, uid, ret_in, ret_n_in);
+        if (r == -ENOENT) {
+                *ret_in = NULL;
+                *ret_n_in = 0;
+                return 0;
+        }
+        return r;
+}
+
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
                            const struct member *m, unsigned *ret_joined, unsigned *ret_refused)
 {
         _cleanup_free_ pid_t *threads = NULL, *in = NULL;
         size_t n_threads = 0, n_in = 0, n = 0;
-        bool own;
         int r;
 
         *ret_joined = *ret_refused = 0;
-        r = cgroup_container_threads(s->env->proc_fd, mounts, m->pid, &threads, &n_threads, &own);
+        r = member_threads(s->env->proc_fd, s->env->root_fd, mounts, s->uid, m, &threads,
+                           &n_threads, &in, &n_in);
         if (r == -ESRCH || r == -ENOENT) /* gone, or its cgroup is */
                 return 0;
         if (r < 0)
-                return log_warning_errno(r, "cannot list the threads of container %s (pid %d)",
-                                         m->id, m->pid);
-        r = rdt_mon_group_tasks(s->env->root_fd, m->ctrl, s->uid, &in, &n_in);
-        if (r < 0)
-                return log_warning_errno(r, "cannot read the tasks of pod %s's group in %s", s->uid,
-                                         ctrl_display(m->ctrl));
+                return log_warning_errno(r,
+                                         "cannot compare the threads of container %s (pid %d) "
+                                         "with the group of pod %s",
+                                         m->id, m->pid, s->uid);
         for (size_t i = 0; i < n_threads; i++)
                 if (!pid_list_has(in, n_in, threads[i]))
                         threads[n++] = threads[i];
@@ -196,14 +216,11 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                 _cleanup_free_ pid_t *threads = NULL, *in = NULL;
                 size_t n = 0, n_in = 0;
                 uint64_t start;
-                bool own;
 
                 if (!m->monitored || m->pid <= 0 || proc_start_time(proc_fd, m->pid, &start) < 0 ||
                     start != m->start_time ||
-                    cgroup_container_threads(proc_fd, mounts, m->pid, &threads, &n, &own) < 0)
+                    member_threads(proc_fd, root_fd, mounts, uid, m, &threads, &n, &in, &n_in) < 0)
                         continue;
-                if (rdt_mon_group_tasks(root_fd, m->ctrl, uid, &in, &n_in) < 0)
-                        n_in = 0;
                 *ret_threads += (unsigned) n;
                 for (size_t j = 0; j < n; j++)
                         *ret_in += pid_list_has(in, n_in, threads[j]);

@@ -188,71 +188,63 @@ crash_cleanup() { # STAGE FAULT POINTS...
 
 # A live container whose cgroup holds its init, two exec'd processes and one
 # the kernel keeps in another control group: JOIN_P (the init), JOIN_X1,
-# JOIN_X2, JOIN_OTHER.
-join_setup() {
+# JOIN_X2, JOIN_OTHER; not recorded yet.
+container_setup() {
         reset
         sleeper JOIN_P JOIN_X1 JOIN_X2 JOIN_OTHER
         for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do echo "$p" >"$CG/cgroup.procs"; done
         echo "$JOIN_OTHER" >"$MNT/gold/tasks"
+}
+
+# The same container, through createRuntime.
+join_setup() {
+        container_setup
         create c1 "$JOIN_P" "$UID1" || fail "setup create"
 }
 
 join_teardown() {
         local p
         for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do stop "$p"; done
+        rm -rf "${RUNC_ROOT:-/nonexistent}/c1"
         gc >/dev/null
 }
 
-# The container of join_setup, not created but written down as runc would
-# have: RUNC_ROOT/c1/state.json.
+# After the killed run, the one that follows and a gc pass: every process of
+# the container in its group, but the one in another control group, which has
+# not moved; the member recorded once.
+check_joined() { # WHAT
+        local g=$MNT/mon_groups/$UID1
+        check_invariants
+        { has_task "$g" "$JOIN_P" && has_task "$g" "$JOIN_X1" && has_task "$g" "$JOIN_X2"; } ||
+                fail "$1 did not finish the work"
+        has_task "$MNT/gold" "$JOIN_OTHER" || fail "a task of another control group moved"
+        [ "$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)" = 1 ] ||
+                fail "the member was lost"
+}
+
+# The container of container_setup, not created but written down as runc
+# would have: RUNC_ROOT/c1/state.json.
 adopt_setup() {
-        reset
-        sleeper JOIN_P JOIN_X1 JOIN_X2 JOIN_OTHER
-        for p in "$JOIN_P" "$JOIN_X1" "$JOIN_X2" "$JOIN_OTHER"; do echo "$p" >"$CG/cgroup.procs"; done
-        echo "$JOIN_OTHER" >"$MNT/gold/tasks"
+        container_setup
         mkdir -p "$RUNC_ROOT/c1"
         printf '{"id":"c1","init_process_pid":%s,"init_process_start":%s,"config":{"labels":["io.kubernetes.pod.uid=%s","bundle=%s"]}}\n' \
                 "$JOIN_P" "$(awk '{ print $22 }' "/proc/$JOIN_P/stat")" "$UID1" "$WORK" \
                 >"$RUNC_ROOT/c1/state.json"
 }
 
-# Kills or fails adopt at every call.
-crash_adopt() { # FAULT POINTS...
-        local fault=$1 g=$MNT/mon_groups/$UID1
-        shift
+# Kills or fails STAGE (gc: the pass that joins the exec'd processes; adopt)
+# at every call, after SETUP; the same STAGE again then finishes the work.
+crash_join() { # STAGE SETUP FAULT POINTS...
+        local stage=$1 setup=$2 fault=$3
+        shift 3
         for point in "$@"; do
-                adopt_setup
-                injected adopt "" "${point%%:*}:$fault:when=${point#*:}"
-                "$HOOK" --config "$CONFIG" adopt >/dev/null 2>>"$LOG"
+                "$setup"
+                injected "$stage" "" "${point%%:*}:$fault:when=${point#*:}"
+                "$HOOK" --config "$CONFIG" "$stage" >/dev/null 2>>"$LOG"
                 gc >"$WORK/gc.out"
-                check_invariants
-                { has_task "$g" "$JOIN_P" && has_task "$g" "$JOIN_X1" && has_task "$g" "$JOIN_X2"; } ||
-                        fail "the next adopt did not finish the work"
-                has_task "$MNT/gold" "$JOIN_OTHER" || fail "a task of another control group moved"
-                [ "$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)" = 1 ] ||
-                        fail "the member was lost"
-                rm -rf "$RUNC_ROOT/c1"
+                check_joined "the next $stage"
                 join_teardown
-                check_pod_gone "after adopt"
-        done
-}
-
-# Kills or fails, at every call, the gc pass that joins the exec'd processes.
-crash_join() { # FAULT POINTS...
-        local fault=$1 g=$MNT/mon_groups/$UID1
-        shift
-        for point in "$@"; do
-                join_setup
-                injected gc "" "${point%%:*}:$fault:when=${point#*:}"
-                gc >"$WORK/gc.out"
-                check_invariants
-                { has_task "$g" "$JOIN_X1" && has_task "$g" "$JOIN_X2"; } ||
-                        fail "the next pass did not join the exec'd processes"
-                has_task "$MNT/gold" "$JOIN_OTHER" || fail "a task of another control group moved"
-                [ "$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)" = 1 ] ||
-                        fail "the member was lost"
-                join_teardown
-                check_pod_gone "after the join"
+                check_pod_gone "after $stage"
         done
 }
 
@@ -273,36 +265,23 @@ if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
         mkdir "$CG"
         trap 'harness_cleanup; rmdir "$CG" 2>/dev/null' EXIT
 fi
-if [ "$SCENARIO" = adopt ]; then
-        RUNC_ROOT=$WORK/runc
-        mkdir -p -m 0700 "$RUNC_ROOT"
-        write_config "runtimeRoots: [$RUNC_ROOT]"
-        adopt_setup
-        mapfile -t adopt_points < <(injection_points adopt "")
-        has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: adopt did not join"; exit 1; }
-        rm -rf "$RUNC_ROOT/c1"
+if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
+        stage=gc setup=join_setup
+        if [ "$SCENARIO" = adopt ]; then
+                RUNC_ROOT=$WORK/runc
+                mkdir -p -m 0700 "$RUNC_ROOT"
+                write_config "runtimeRoots: [$RUNC_ROOT]"
+                stage=adopt setup=adopt_setup
+        fi
+        "$setup"
+        mapfile -t points < <(injection_points "$stage" "")
+        has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: $stage did not join"; exit 1; }
         join_teardown
-        echo "injection points (adopt): ${#adopt_points[@]}"
-        [ "${#adopt_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
+        echo "injection points ($SCENARIO): $stage ${#points[@]}"
+        [ "${#points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
         for fault in $FAULTS; do
                 before=$failed
-                crash_adopt "$fault" "${adopt_points[@]}"
-                echo "$fault: $((failed - before)) failures"
-        done
-        has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
-        harness_done
-        exit
-fi
-if [ "$SCENARIO" = join ]; then
-        join_setup
-        mapfile -t join_points < <(injection_points gc "")
-        has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: gc did not join"; exit 1; }
-        join_teardown
-        echo "injection points (join): gc ${#join_points[@]}"
-        [ "${#join_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
-        for fault in $FAULTS; do
-                before=$failed
-                crash_join "$fault" "${join_points[@]}"
+                crash_join "$stage" "$setup" "$fault" "${points[@]}"
                 echo "$fault: $((failed - before)) failures"
         done
         has_task "$MNT/mon_groups/$BYSTANDER_UID" "$bystander" || fail "bystander moved out of its group"
