@@ -497,9 +497,8 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
                 const char *ctrl;
                 int owned, r;
 
-                if (json_unpack_ex(g, &jerr, JSON_STRICT, "{s:s, s:b, s?o, s?o}", "ctrl", &ctrl,
-                                   "owned", &owned, "emptied_at", &emptied_at, "baseline",
-                                   &baseline) < 0)
+                if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o}", "ctrl", &ctrl, "owned",
+                                   &owned, "emptied_at", &emptied_at, "baseline", &baseline) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
                 if (emptied_at && !is_uint(emptied_at))
                         return bad_state(reterr, "group %zu: emptied_at must be an integer >= 0",
@@ -526,9 +525,9 @@ static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
         json_error_t jerr;
         int monitored;
 
-        if (json_unpack_ex(o, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:I, s:b, s:o}", "id", &id,
-                           "ctrl", &ctrl, "pid", &pid, "start_time", &start_time, "monitored",
-                           &monitored, "reason", &reason) < 0)
+        if (json_unpack_ex(o, &jerr, 0, "{s:s, s:s, s:I, s:I, s:b, s:o}", "id", &id, "ctrl", &ctrl,
+                           "pid", &pid, "start_time", &start_time, "monitored", &monitored,
+                           "reason", &reason) < 0)
                 return bad_state(reterr, "member %zu: %s", i, jerr.text);
         if (pid < 0 || pid > INT_MAX)
                 return bad_state(reterr, "member %zu: pid out of range", i);
@@ -563,9 +562,9 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 return bad_state(reterr, "%s", jerr.text);
         if (version != STATE_VERSION)
                 return bad_state(reterr, "unsupported version %" JSON_INTEGER_FORMAT, version);
-        if (json_unpack_ex(root, &jerr, JSON_STRICT, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o}",
-                           "version", &version, "uid", &file_uid, "namespace", &namespace, "pod",
-                           &pod, "groups", &groups, "members", &members, "pid_ns", &pid_ns) < 0)
+        if (json_unpack_ex(root, &jerr, 0, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o}", "version",
+                           &version, "uid", &file_uid, "namespace", &namespace, "pod", &pod,
+                           "groups", &groups, "members", &members, "pid_ns", &pid_ns) < 0)
                 return bad_state(reterr, "%s", jerr.text);
         if (strcmp(file_uid, uid) != 0)
                 return bad_state(reterr, "uid does not match the file name");

@@ -16,7 +16,13 @@
  * "baseline" (omitted when empty) holds the cumulative counters of the group
  * as they read when the hook started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
- * "1.500000"): a reused RMID can carry counts of its previous group. */
+ * "1.500000"): a reused RMID can carry counts of its previous group.
+ *
+ * Other versions of the hook read the same files (a rolling upgrade, a
+ * rollback): a key this binary does not know is ignored, and a save keeps
+ * only the keys it knows. So a newer version may add keys but never change
+ * what the known ones mean: read alone, they must still lead an older binary
+ * to do what is safe. "version" changes only for a format that is not. */
 #pragma once
 
 #include <stdbool.h>

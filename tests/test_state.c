@@ -241,8 +241,6 @@ START_TEST(test_parse_refuses)
             "\"groups\":[],\"members\":[]}",
             "{\"version\":1,\"namespace\":null,\"pod\":null,\"groups\":[],\"members\":[]}",
             "{\"version\":1,\"uid\":\"u1\",\"pod\":null,\"groups\":[],\"members\":[]}",
-            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
-            "\"groups\":[],\"members\":[],\"x\":1}",
             "{\"version\":1,\"uid\":\"u1\",\"namespace\":5,\"pod\":null,"
             "\"groups\":[],\"members\":[]}",
             "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":[],"
@@ -255,7 +253,6 @@ START_TEST(test_parse_refuses)
             STATE("{\"ctrl\":\"info\",\"owned\":true}", ""),
             STATE("{\"ctrl\":\"/\",\"owned\":1}", ""),
             STATE("{\"ctrl\":\"/\"}", ""),
-            STATE("{\"ctrl\":\"/\",\"owned\":true,\"x\":0}", ""),
             STATE("{\"ctrl\":\"/\",\"owned\":true},{\"ctrl\":\"/\",\"owned\":false}", ""),
             STATE("", "1"),
             STATE("", OK_MEMBER "," OK_MEMBER),
@@ -276,8 +273,6 @@ START_TEST(test_parse_refuses)
             STATE("", MEMBER("\"c1\"", "\"/\"", "1", "2", "false", "null")),
             STATE("", "{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":1,\"start_time\":2,"
                       "\"monitored\":true}"),
-            STATE("", "{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":1,\"start_time\":2,"
-                      "\"monitored\":true,\"reason\":null,\"x\":1}"),
             STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":-1}", ""),
             STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":null}", ""),
             STATE("{\"ctrl\":\"/\",\"owned\":true,\"emptied_at\":1.5}", ""),
@@ -316,6 +311,32 @@ END_TEST
 
 /* The reason quotes the file: escaped as every printed string is, it makes
  * one line of printable text whatever bytes the file holds. */
+/* A newer version's keys, at every level, are ignored: the file is read, what
+ * this binary knows of it is as written, and a save drops the rest. */
+START_TEST(test_parse_ignores_unknown_keys)
+{
+        static const char text[] =
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":\"ns\",\"pod\":null,\"future\":[1],"
+            "\"groups\":[{\"ctrl\":\"/\",\"owned\":false,\"bandwidth\":\"partial\"}],"
+            "\"members\":[{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":7,\"start_time\":8,"
+            "\"monitored\":true,\"reason\":null,\"cgroup\":\"/kubepods/pod1/c1\"}]}";
+        _cleanup_(pod_state_done) struct pod_state s = {};
+        _cleanup_free_ char *saved = NULL;
+
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &s, NULL), 0);
+        ck_assert_str_eq(s.namespace, "ns");
+        ck_assert_uint_eq(s.n_groups, 1);
+        ck_assert(!s.groups[0].owned);
+        ck_assert_uint_eq(s.n_members, 1);
+        ck_assert_int_eq(s.members[0].pid, 7);
+        ck_assert(s.members[0].monitored);
+        ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
+        ck_assert_ptr_null(strstr(saved, "future"));
+        ck_assert_ptr_null(strstr(saved, "cgroup"));
+        ck_assert_ptr_nonnull(strstr(saved, "\"owned\":false"));
+}
+END_TEST
+
 START_TEST(test_parse_reason_one_line)
 {
         static const char *const bad[] = {
@@ -690,6 +711,7 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_add_find_drop);
         tcase_add_test(tc, test_parse_refuses);
         tcase_add_test(tc, test_parse_reason_one_line);
+        tcase_add_test(tc, test_parse_ignores_unknown_keys);
         tcase_add_test(tc, test_load_refuses);
         tcase_add_test(tc, test_remove_temp);
         tcase_add_test(tc, test_optional_fields);

@@ -329,6 +329,25 @@ test_interrupted_create() {
 
 not() { ! "$@"; }
 
+# A member file a newer version wrote, with keys this one does not know: read,
+# cleaned up as usual, and not skipped (a rolling upgrade, a rollback).
+test_newer_state() {
+        mount_emulator
+        write_config
+        local p1
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        jq -c '.future = {"a": 1} | .groups[0].bandwidth = "partial" |
+                .members[0].cgroup = "/kubepods/pod1/c1"' "$STATE/$UID1.members" >"$WORK/m" &&
+                cat "$WORK/m" >"$STATE/$UID1.members"
+        check "newer state: gc does not skip it" gc_out
+        check "newer state: nothing to do while it runs" not said "skip-pod"
+        stop "$p1"
+        check "newer state: gc after the member died" gc_out
+        check "newer state: its group removed" said "remove-group pod=$UID1 ctrl=/"
+        check "newer state: no state left" no_state "$UID1"
+}
+
 # The threads a runtime puts in a container's cgroup behind the hook's back
 # (runc exec, kubectl exec): gc joins them all to the pod's group, never one
 # in another control group, and puts the whole cgroup back into a group made
@@ -371,7 +390,7 @@ test_join_cgroup_v1() { test_join_cgroup v1; }
 
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
-        test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1}; do
+        test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state}; do
         : >"$LOG"
         echo "== $t"
         $t
