@@ -1394,6 +1394,63 @@ static void cpumask(char *buf, size_t size, unsigned n, bool full)
         (void) snprintf(buf + len, size - len, "\n");
 }
 
+/* An exited thread is listed until it is reaped, as the kernel lists a
+ * zombie, and its RMID stops counting it once it is gone. */
+START_TEST(test_tasks_exit)
+{
+        unsigned long long two;
+        pid_t a, b;
+
+        emu_mount(NULL);
+        ck_assert_int_eq(mkdir_at("mon_groups/m"), 0);
+        a = sleeper(), b = sleeper();
+        ck_assert_int_eq(write_at("mon_groups/m/tasks", fmt("%d,%d", a, b)), 0);
+        two = event("mon_groups/m", "llc_occupancy");
+        ck_assert_uint_gt(two, 0);
+
+        ck_assert_int_eq(kill(a, SIGKILL), 0);
+        ck_assert_int_eq(waitid(P_PID, (id_t) a, NULL, WEXITED | WNOWAIT), 0);
+        ck_assert(lists("mon_groups/m/tasks", a)); /* a zombie */
+        reap(a);
+        ck_assert(!lists("mon_groups/m/tasks", a) && lists("mon_groups/m/tasks", b));
+        /* The exit event may come a moment after the reaping. */
+        for (int i = 0; i < 100 && event("mon_groups/m", "llc_occupancy") != two / 2; i++)
+                sleep_ms(10);
+        ck_assert_uint_eq(event("mon_groups/m", "llc_occupancy"), two / 2);
+}
+END_TEST
+
+/* Lookups by name stay right at hundreds of groups, through rmdir and rename. */
+START_TEST(test_many_groups)
+{
+        enum { N = 400 };
+
+        emu_mount("--num-rmids", "1024", NULL);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        for (int i = 0; i < N; i++)
+                ck_assert_int_eq(mkdir_at(fmt("%s/m%d", i % 2 ? "g/mon_groups" : "mon_groups", i)),
+                                 0);
+        for (int i = 0; i < N; i++) {
+                const char *here = i % 2 ? "g/mon_groups" : "mon_groups";
+                const char *there = i % 2 ? "mon_groups" : "g/mon_groups";
+
+                ck_assert_int_eq(faccessat(root_fd, fmt("%s/m%d/tasks", here, i), F_OK, 0), 0);
+                ck_assert_int_eq(faccessat(root_fd, fmt("%s/m%d", there, i), F_OK, 0), -1);
+                ck_assert_int_eq(mkdir_at(fmt("%s/m%d", here, i)), -EEXIST);
+        }
+        ck_assert_int_eq(renameat(root_fd, "mon_groups/m0", root_fd, "g/mon_groups/m0"), 0);
+        ck_assert_int_eq(faccessat(root_fd, "mon_groups/m0", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(root_fd, "g/mon_groups/m0/tasks", F_OK, 0), 0);
+        ck_assert_int_eq(rmdir_at("g/mon_groups/m1"), 0);
+        ck_assert_int_eq(faccessat(root_fd, "g/mon_groups/m1", F_OK, 0), -1);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/m1"), 0);
+        ck_assert_int_eq(rmdir_at("g"), 0); /* its MON groups go with it */
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(faccessat(root_fd, "g/mon_groups/m0", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(root_fd, "mon_groups/m2", F_OK, 0), 0);
+}
+END_TEST
+
 START_TEST(test_other_files)
 {
         unsigned n = (unsigned) sysconf(_SC_NPROCESSORS_CONF);
@@ -1529,6 +1586,8 @@ static Suite *resctrlfs_suite(void)
             {"tasks_pid_reuse", test_tasks_pid_reuse},
             {"tasks_root_lists_tracked", test_tasks_root_lists_tracked},
             {"group_removed_while_open", test_group_removed_while_open},
+            {"tasks_exit", test_tasks_exit},
+            {"many_groups", test_many_groups},
             {"rename", test_rename},
             {"counters", test_counters},
             {"other_files", test_other_files},

@@ -40,11 +40,14 @@ static int subscribe(int fd)
 
 static void handle(struct fork_watch *w, const struct proc_event *ev)
 {
-        if (ev->what != PROC_EVENT_FORK)
+        if (ev->what != PROC_EVENT_FORK && ev->what != PROC_EVENT_EXIT)
                 return;
         (void) pthread_mutex_lock(w->lock);
-        model_task_created(w->m, ev->event_data.fork.parent_pid, ev->event_data.fork.child_pid,
-                           ev->event_data.fork.child_tgid);
+        if (ev->what == PROC_EVENT_EXIT)
+                model_task_exited(w->m, ev->event_data.exit.process_pid);
+        else if (model_config(w->m)->track_forks)
+                model_task_created(w->m, ev->event_data.fork.parent_pid,
+                                   ev->event_data.fork.child_pid, ev->event_data.fork.child_tgid);
         (void) pthread_mutex_unlock(w->lock);
 }
 
@@ -58,8 +61,12 @@ static void *watch(void *userdata)
 
                 if (n < 0 && errno == ENOBUFS) {
                         /* The socket overflowed: some new tasks stay where
-                         * the kernel would not have left them. */
-                        fprintf(stderr, "resctrlfs: fork events lost (ENOBUFS)\n");
+                         * the kernel would not have left them, and the
+                         * exited ones are looked for in /proc once. */
+                        fprintf(stderr, "resctrlfs: task events lost (ENOBUFS)\n");
+                        (void) pthread_mutex_lock(w->lock);
+                        model_task_events_lost(w->m);
+                        (void) pthread_mutex_unlock(w->lock);
                         continue;
                 }
                 if (n < 0 && errno == EINTR)
@@ -80,7 +87,10 @@ static void *watch(void *userdata)
                         handle(w, &ev);
                 }
         }
-        fprintf(stderr, "resctrlfs: fork events stopped: %s\n", strerror(errno));
+        fprintf(stderr, "resctrlfs: task events stopped: %s\n", strerror(errno));
+        (void) pthread_mutex_lock(w->lock);
+        model_exits_reported(w->m, false);
+        (void) pthread_mutex_unlock(w->lock);
         return NULL;
 }
 
@@ -118,5 +128,8 @@ int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock)
                 return r;
         }
         (void) pthread_detach(thread);
+        (void) pthread_mutex_lock(lock);
+        model_exits_reported(m, true);
+        (void) pthread_mutex_unlock(lock);
         return 0;
 }

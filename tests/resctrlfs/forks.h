@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fork inheritance as the kernel does it: a new task starts in its creator's
- * group. The emulator learns of new tasks from the kernel's proc connector
- * (netlink, CONFIG_PROC_EVENTS, root), which reports every fork and clone as
- * it happens, with the thread that forked. */
+ * group; and exits, so that the model drops a gone task without looking for
+ * it in /proc at every access. The emulator learns of both from the kernel's
+ * proc connector (netlink, CONFIG_PROC_EVENTS, root), which reports every
+ * fork, clone and exit as it happens, with the thread that forked. */
 #pragma once
 
 #include <pthread.h>
 
 #include "model.h"
 
-/* Subscribes to fork events: the socket in *ret_fd. 0, or -errno when the
+/* Subscribes to task events: the socket in *ret_fd. 0, or -errno when the
  * kernel offers no proc connector here. Before any fork of the emulator's
  * own (daemonizing), so that a failure can still fail the mount. */
 int fork_watch_open(int *ret_fd);
 
-/* Starts a thread that places each new task in the model
- * (model_task_created), under lock, reading the socket (taken over). After
- * daemonizing: threads do not survive a fork. 0 or -errno. */
+/* Starts a thread that places each new task in the model (model_task_created,
+ * with track_forks) and drops each exited one (model_task_exited), under
+ * lock, reading the socket (taken over). After daemonizing: threads do not
+ * survive a fork. 0 or -errno. */
 int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock);

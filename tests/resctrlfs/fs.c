@@ -269,6 +269,16 @@ static int node_child(struct fs *fs, const struct node *dir, const char *name, s
         struct lookup l = {.name = name};
         int r;
 
+        /* Every other directory has a few entries (control groups: at most
+         * one per CLOSID); mon_groups has one per RMID, looked up by index. */
+        if (dir->kind == NODE_MON_GROUPS) {
+                struct group *g = model_find_mon(fs->m, dir->g, name);
+
+                if (!g)
+                        return -ENOENT;
+                *ret = (struct node){.kind = NODE_GROUP_DIR, .g = g};
+                return 0;
+        }
         r = for_each_child(fs, dir, lookup_match, &l);
         if (r < 0)
                 return r;
@@ -817,15 +827,15 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         _cleanup_close_ int forks_fd = -EBADF;
         int r;
 
-        if (model_config(fs->m)->track_forks) {
-                r = fork_watch_open(&forks_fd);
-                if (r < 0) {
-                        fprintf(stderr,
-                                "resctrlfs: cannot watch forks (proc connector: %s); "
-                                "--no-fork-tracking runs without\n",
-                                strerror(-r));
-                        return r;
-                }
+        /* Without fork tracking the events still spare looking up every
+         * task in /proc; where there are none, the model looks. */
+        r = fork_watch_open(&forks_fd);
+        if (r < 0 && model_config(fs->m)->track_forks) {
+                fprintf(stderr,
+                        "resctrlfs: cannot watch forks (proc connector: %s); "
+                        "--no-fork-tracking runs without\n",
+                        strerror(-r));
+                return r;
         }
         if (fuse_mount(fuse, mountpoint) != 0)
                 return -EIO;

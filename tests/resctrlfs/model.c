@@ -43,23 +43,41 @@ struct task {
         uint64_t joined_at;  /* in the same clock ticks: when it got its group */
         struct group *ctrl;
         struct group *mon;
+        struct task *same_bucket; /* the next in its m->tids bucket */
+        struct task *prev, *next; /* in its RMID's group's tasks, in joining order */
 };
+
+/* Indexes, so that an access costs the same at 10 or 10,000 groups and tasks
+ * (kernfs keeps a directory's children in an rbtree; the task list is the
+ * kernel's). Powers of two. */
+#define TID_BUCKETS 65536
+#define GROUP_BUCKETS 4096
 
 struct model {
         struct model_config cfg;
         struct group *groups; /* the root first, then in creation order */
+        struct group *last_group;
+        struct group *names[GROUP_BUCKETS]; /* by (parent, name), the root not */
+        struct group *ids[GROUP_BUCKETS];
         uint64_t next_group_id;
         struct rmid *rmids;
         uint64_t next_free_seq;
         bool *closid_used;
-        struct task *tasks;
-        size_t n_tasks;
-        size_t cap_tasks;
+        struct task *tids[TID_BUCKETS];
         char status[MODEL_STATUS_MAX];
         size_t status_len;
         unsigned max_threshold;
         int proc_fd;
+        bool exits_reported; /* no need to look for every exited task in /proc */
+        bool events_lost;    /* since the last full look */
+        pid_t *exited;       /* reported exited; listed until reaped, as zombies are */
+        size_t n_exited, cap_exited;
 };
+
+static struct group **id_bucket(struct model *m, uint64_t id)
+{
+        return &m->ids[id & (GROUP_BUCKETS - 1)];
+}
 
 static struct group *group_new(struct model *m, enum group_type type, const char *name, mode_t mode)
 {
@@ -100,11 +118,12 @@ int model_new(const struct model_config *cfg, struct model **ret)
         m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         m->rmids = calloc(cfg->num_rmids, sizeof(*m->rmids));
         m->closid_used = calloc(cfg->num_closids, sizeof(*m->closid_used));
-        m->groups = group_new(m, GROUP_CTRL, "", 0555);
+        m->groups = m->last_group = group_new(m, GROUP_CTRL, "", 0555);
         if (m->proc_fd < 0 || !m->rmids || !m->closid_used || !m->groups) {
                 model_free(m);
                 return -ENOMEM;
         }
+        *id_bucket(m, m->groups->id) = m->groups;
         /* The free list starts in index order; RMID 0 and CLOSID 0 are the root's. */
         for (unsigned i = 0; i < cfg->num_rmids; i++)
                 m->rmids[i].free_seq = m->next_free_seq++;
@@ -119,6 +138,13 @@ void model_free(struct model *m)
 {
         if (!m)
                 return;
+        for (size_t i = 0; i < TID_BUCKETS; i++)
+                while (m->tids[i]) {
+                        struct task *t = m->tids[i];
+
+                        m->tids[i] = t->same_bucket;
+                        free(t);
+                }
         while (m->groups) {
                 struct group *g = m->groups;
 
@@ -129,7 +155,7 @@ void model_free(struct model *m)
                 (void) close(m->proc_fd);
         free(m->rmids);
         free(m->closid_used);
-        free(m->tasks);
+        free(m->exited);
         free(m);
 }
 
@@ -150,26 +176,38 @@ struct group *model_groups(struct model *m)
 
 struct group *model_group_by_id(struct model *m, uint64_t id)
 {
-        for (struct group *g = m->groups; g; g = g->next)
+        for (struct group *g = *id_bucket(m, id); g; g = g->same_id)
                 if (g->id == id)
+                        return g;
+        return NULL;
+}
+
+/* FNV-1a of the parent's id and the name. */
+static size_t name_bucket(const struct group *parent, const char *name)
+{
+        uint64_t h = 14695981039346656037ULL ^ (parent ? parent->id : 0);
+
+        for (const char *c = name; *c; c++)
+                h = (h ^ (unsigned char) *c) * 1099511628211ULL;
+        return (size_t) (h & (GROUP_BUCKETS - 1));
+}
+
+static struct group *find_named(struct model *m, const struct group *parent, const char *name)
+{
+        for (struct group *g = m->names[name_bucket(parent, name)]; g; g = g->same_name)
+                if (g->parent == parent && strcmp(g->name, name) == 0)
                         return g;
         return NULL;
 }
 
 struct group *model_find_ctrl(struct model *m, const char *name)
 {
-        for (struct group *g = m->groups->next; g; g = g->next)
-                if (g->type == GROUP_CTRL && strcmp(g->name, name) == 0)
-                        return g;
-        return NULL;
+        return find_named(m, NULL, name);
 }
 
 struct group *model_find_mon(struct model *m, const struct group *ctrl, const char *name)
 {
-        for (struct group *g = m->groups; g; g = g->next)
-                if (g->parent == ctrl && strcmp(g->name, name) == 0)
-                        return g;
-        return NULL;
+        return find_named(m, ctrl, name);
 }
 
 /* ---- last_cmd_status ---- */
@@ -256,48 +294,17 @@ static bool task_is_live(const struct model *m, const struct task *t)
         return thread_start_time(m->proc_fd, t->tid, &start) == 0 && start == t->start_time;
 }
 
+static struct task **tid_bucket(struct model *m, pid_t tid)
+{
+        return &m->tids[(unsigned) tid & (TID_BUCKETS - 1)];
+}
+
 static struct task *task_find(struct model *m, pid_t tid)
 {
-        for (size_t i = 0; i < m->n_tasks; i++)
-                if (m->tasks[i].tid == tid)
-                        return &m->tasks[i];
-        return NULL;
-}
-
-static struct task *task_add(struct model *m, pid_t tid, uint64_t start_time)
-{
-        if (m->n_tasks == m->cap_tasks) {
-                size_t cap = m->cap_tasks ? m->cap_tasks * 2 : 64;
-                struct task *t = reallocarray(m->tasks, cap, sizeof(*t));
-
-                if (!t)
-                        return NULL;
-                m->tasks = t;
-                m->cap_tasks = cap;
-        }
-        m->tasks[m->n_tasks] = (struct task){
-            .tid = tid,
-            .start_time = start_time,
-            .ctrl = m->groups,
-        };
-        return &m->tasks[m->n_tasks++];
-}
-
-/* A live tracked thread of process tgid other than tid: the leader first. */
-static const struct task *process_task(const struct model *m, pid_t tgid, pid_t tid)
-{
-        const struct task *any = NULL;
-
-        for (size_t i = 0; i < m->n_tasks; i++) {
-                const struct task *t = &m->tasks[i];
-
-                if (t->tgid != tgid || t->tid == tid || !task_is_live(m, t))
-                        continue;
-                if (t->tid == tgid)
+        for (struct task *t = *tid_bucket(m, tid); t; t = t->same_bucket)
+                if (t->tid == tid)
                         return t;
-                any = any ? any : t;
-        }
-        return any;
+        return NULL;
 }
 
 static struct group *task_rmid_group(const struct task *t)
@@ -305,29 +312,197 @@ static struct group *task_rmid_group(const struct task *t)
         return t->mon ? t->mon : t->ctrl;
 }
 
-static void recount(struct model *m)
+/* Adds the tasks g had on its RMID since it was last advanced to its counters. */
+static void group_advance(struct group *g, int64_t now)
 {
-        for (struct group *g = m->groups; g; g = g->next)
-                g->live_tasks = 0;
-        for (size_t i = 0; i < m->n_tasks; i++)
-                task_rmid_group(&m->tasks[i])->live_tasks++;
+        if (now > g->last_usec)
+                g->task_usec += (uint64_t) g->live_tasks * (uint64_t) (now - g->last_usec);
+        g->last_usec = now;
+}
+
+static void task_link(struct task *t)
+{
+        struct group *g = task_rmid_group(t);
+
+        group_advance(g, now_usec());
+        g->live_tasks++;
+        t->next = NULL;
+        t->prev = g->last_task;
+        if (g->last_task)
+                g->last_task->next = t;
+        else
+                g->tasks = t;
+        g->last_task = t;
+}
+
+static void task_unlink(struct task *t)
+{
+        struct group *g = task_rmid_group(t);
+
+        group_advance(g, now_usec());
+        g->live_tasks--;
+        if (t->prev)
+                t->prev->next = t->next;
+        else
+                g->tasks = t->next;
+        if (t->next)
+                t->next->prev = t->prev;
+        else
+                g->last_task = t->prev;
+}
+
+/* Moves t to ctrl and mon (NULL: none). */
+static void task_place(struct task *t, struct group *ctrl, struct group *mon)
+{
+        if (t->ctrl == ctrl && t->mon == mon)
+                return;
+        task_unlink(t);
+        t->ctrl = ctrl;
+        t->mon = mon;
+        task_link(t);
+}
+
+/* A newly tracked thread, in the root group. */
+static struct task *task_add(struct model *m, pid_t tid, uint64_t start_time)
+{
+        struct task **bucket = tid_bucket(m, tid);
+        struct task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return NULL;
+        t->tid = tid;
+        t->start_time = start_time;
+        t->ctrl = m->groups;
+        t->same_bucket = *bucket;
+        *bucket = t;
+        task_link(t);
+        return t;
+}
+
+static void task_remove(struct model *m, struct task *t)
+{
+        task_unlink(t);
+        for (struct task **p = tid_bucket(m, t->tid); *p; p = &(*p)->same_bucket)
+                if (*p == t) {
+                        *p = t->same_bucket;
+                        break;
+                }
+        free(t);
+}
+
+/* A live tracked thread of process tgid other than tid: the leader first. */
+static struct task *process_task(struct model *m, pid_t tgid, pid_t tid)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct task *t = task_find(m, tgid);
+        struct dirent *de;
+        char path[32];
+        int fd;
+
+        if (t && t->tid != tid && t->tgid == tgid && task_is_live(m, t))
+                return t;
+        (void) snprintf(path, sizeof(path), "%d/task", (int) tgid);
+        fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        (void) close(fd);
+                return NULL;
+        }
+        while ((de = readdir(d))) {
+                pid_t sibling = (pid_t) strtol(de->d_name, NULL, 10);
+
+                if (sibling <= 0 || sibling == tid || sibling == tgid)
+                        continue;
+                t = task_find(m, sibling);
+                if (t && t->tgid == tgid && task_is_live(m, t))
+                        return t;
+        }
+        return NULL;
+}
+
+/* After h, the next group whose own tasks g's tasks file lists: a CTRL_MON
+ * group lists its MON groups' after its own, starting from h == g. */
+static struct group *next_listed_group(struct model *m, const struct group *g,
+                                       const struct group *h)
+{
+        if (g->type != GROUP_CTRL)
+                return NULL;
+        for (struct group *c = h == g ? m->groups : h->next; c; c = c->next)
+                if (c->parent == g)
+                        return c;
+        return NULL;
+}
+
+/* Drops the tracked tasks of g whose thread is gone (of every group when g
+ * is NULL): one look in /proc per task. */
+static void drop_exited(struct model *m, struct group *g)
+{
+        if (!g) {
+                for (struct group *h = m->groups; h; h = h->next)
+                        drop_exited(m, h);
+                return;
+        }
+        for (struct task *t = g->tasks, *next; t; t = next) {
+                next = t->next;
+                if (!task_is_live(m, t))
+                        task_remove(m, t);
+        }
+}
+
+void model_exits_reported(struct model *m, bool reported)
+{
+        m->exits_reported = reported;
+}
+
+void model_task_events_lost(struct model *m)
+{
+        m->events_lost = true;
+}
+
+void model_task_exited(struct model *m, pid_t tid)
+{
+        struct task *t = task_find(m, tid);
+
+        if (!t)
+                return;
+        if (m->n_exited == m->cap_exited) {
+                size_t cap = m->cap_exited ? m->cap_exited * 2 : 64;
+                pid_t *p = reallocarray(m->exited, cap, sizeof(*p));
+
+                if (!p) { /* no room to wait for the reaping */
+                        task_remove(m, t);
+                        return;
+                }
+                m->exited = p;
+                m->cap_exited = cap;
+        }
+        m->exited[m->n_exited++] = tid;
+}
+
+/* Drops the reported exits whose thread is reaped now. */
+static void drop_reaped(struct model *m)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < m->n_exited; i++) {
+                struct task *t = task_find(m, m->exited[i]);
+
+                if (t && task_is_live(m, t))
+                        m->exited[kept++] = m->exited[i];
+                else if (t)
+                        task_remove(m, t);
+        }
+        m->n_exited = kept;
 }
 
 void model_refresh(struct model *m)
 {
-        int64_t now = now_usec();
-        size_t kept = 0;
-
-        for (size_t i = 0; i < m->n_tasks; i++)
-                if (task_is_live(m, &m->tasks[i]))
-                        m->tasks[kept++] = m->tasks[i];
-        m->n_tasks = kept;
-        recount(m);
-        for (struct group *g = m->groups; g; g = g->next) {
-                if (now > g->last_usec)
-                        g->task_usec += (uint64_t) g->live_tasks * (uint64_t) (now - g->last_usec);
-                g->last_usec = now;
+        if (!m->exits_reported || m->events_lost) {
+                m->events_lost = false;
+                drop_exited(m, NULL);
         }
+        drop_reaped(m);
 }
 
 /* ---- CLOSIDs and RMIDs ---- */
@@ -393,22 +568,49 @@ static void rmid_free(struct model *m, unsigned rmid)
 
 /* ---- groups ---- */
 
+static void name_link(struct model *m, struct group *g)
+{
+        struct group **bucket = &m->names[name_bucket(g->parent, g->name)];
+
+        g->same_name = *bucket;
+        *bucket = g;
+}
+
+static void name_unlink(struct model *m, struct group *g)
+{
+        for (struct group **p = &m->names[name_bucket(g->parent, g->name)]; *p;
+             p = &(*p)->same_name)
+                if (*p == g) {
+                        *p = g->same_name;
+                        return;
+                }
+}
+
 static void group_append(struct model *m, struct group *g)
 {
-        struct group **p = &m->groups;
+        struct group **bucket = id_bucket(m, g->id);
 
-        while (*p)
-                p = &(*p)->next;
-        *p = g;
+        g->prev = m->last_group;
+        m->last_group->next = g;
+        m->last_group = g;
+        name_link(m, g);
+        g->same_id = *bucket;
+        *bucket = g;
 }
 
 static void group_unlink(struct model *m, struct group *g)
 {
-        for (struct group **p = &m->groups; *p; p = &(*p)->next)
+        for (struct group **p = id_bucket(m, g->id); *p; p = &(*p)->same_id)
                 if (*p == g) {
-                        *p = g->next;
-                        return;
+                        *p = g->same_id;
+                        break;
                 }
+        name_unlink(m, g);
+        g->prev->next = g->next;
+        if (g->next)
+                g->next->prev = g->prev;
+        else
+                m->last_group = g->prev;
 }
 
 int model_mkdir_ctrl(struct model *m, const char *name, mode_t mode, uid_t uid, gid_t gid,
@@ -491,28 +693,26 @@ void model_rmdir(struct model *m, struct group *g)
         model_refresh(m);
         if (g->type == GROUP_MON) {
                 /* rdtgroup_rmdir_mon(): the tasks stay in the parent CTRL_MON group. */
-                for (size_t i = 0; i < m->n_tasks; i++)
-                        if (m->tasks[i].mon == g)
-                                m->tasks[i].mon = NULL;
+                while (g->tasks)
+                        task_place(g->tasks, g->tasks->ctrl, NULL);
                 mon_group_destroy(m, g);
         } else {
                 /* rdtgroup_rmdir_ctrl(): every task with its CLOSID goes to the root. */
-                for (size_t i = 0; i < m->n_tasks; i++)
-                        if (m->tasks[i].ctrl == g) {
-                                m->tasks[i].ctrl = root;
-                                m->tasks[i].mon = NULL;
-                        }
                 for (struct group *c = root, *next; c; c = next) {
                         next = c->next;
-                        if (c->parent == g)
-                                mon_group_destroy(m, c);
+                        if (c->parent != g)
+                                continue;
+                        while (c->tasks)
+                                task_place(c->tasks, root, NULL);
+                        mon_group_destroy(m, c);
                 }
+                while (g->tasks)
+                        task_place(g->tasks, root, NULL);
                 m->closid_used[g->closid] = false;
                 rmid_free(m, g->rmid);
                 group_unlink(m, g);
                 group_free(g);
         }
-        recount(m);
 }
 
 int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl, const char *new_name)
@@ -535,14 +735,15 @@ int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl, c
         name = strdup(new_name);
         if (!name)
                 return -ENOMEM;
+        name_unlink(m, g);
         free(g->name);
         g->name = name;
         /* mongrp_reparent(): members take the new parent's CLOSID, keep the RMID. */
-        for (size_t i = 0; i < m->n_tasks; i++)
-                if (m->tasks[i].mon == g)
-                        m->tasks[i].ctrl = new_ctrl;
+        for (struct task *t = g->tasks; t; t = t->next)
+                t->ctrl = new_ctrl;
         g->parent = new_ctrl;
         g->closid = new_ctrl->closid;
+        name_link(m, g);
         return 0;
 }
 
@@ -634,7 +835,8 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
         t = task_find(m, tid);
         if (t && t->start_time != start) {
                 /* The id was reused: the new thread starts out untracked. */
-                *t = (struct task){.tid = tid, .start_time = start, .ctrl = m->groups};
+                task_remove(m, t);
+                t = NULL;
         }
         if (t && t->tgid == 0)
                 t->tgid = thread_tgid(m->proc_fd, tid);
@@ -654,8 +856,7 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
                         return -ENOMEM;
                 t->tgid = thread_tgid(m->proc_fd, tid);
         }
-        t->ctrl = ctrl;
-        t->mon = mon;
+        task_place(t, ctrl, mon);
         t->joined_at = now_ticks();
         return 0;
 }
@@ -663,7 +864,6 @@ static int move_task(struct model *m, struct group *g, pid_t tid, int pid)
 void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid)
 {
         const struct task *from;
-        struct group *ctrl, *mon;
         struct task *t;
         uint64_t start;
 
@@ -675,18 +875,14 @@ void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid)
         from = tid == tgid ? task_find(m, creator) : process_task(m, tgid, tid);
         if (!from || !task_is_live(m, from) || start < from->joined_at)
                 return; /* an untracked creator: the root group, as untracked */
-        ctrl = from->ctrl;
-        mon = from->mon;
-        if (!t)
-                t = task_add(m, tid, start); /* may move the array: from is stale */
+        if (t)          /* the id's previous thread */
+                task_remove(m, t);
+        t = task_add(m, tid, start);
         if (!t)
                 return;
-        *t = (struct task){.tid = tid,
-                           .tgid = tgid,
-                           .start_time = start,
-                           .joined_at = start,
-                           .ctrl = ctrl,
-                           .mon = mon};
+        t->tgid = tgid;
+        t->joined_at = start;
+        task_place(t, from->ctrl, from->mon);
 }
 
 /* rdtgroup_tasks_write() as of v6.7: a comma-separated list, applied in order
@@ -723,26 +919,25 @@ ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, siz
                         break;
                 }
         }
-        recount(m);
         return r < 0 ? r : (ssize_t) len;
 }
 
-int model_tasks_read(struct model *m, const struct group *g, char **ret)
+int model_tasks_read(struct model *m, struct group *g, char **ret)
 {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
 
+        /* Exactly the live ones, even before their exits are reported. */
+        for (struct group *h = g; h; h = next_listed_group(m, g, h))
+                drop_exited(m, h);
         model_refresh(m);
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
-        for (size_t i = 0; i < m->n_tasks; i++) {
-                const struct task *t = &m->tasks[i];
-
-                if (g->type == GROUP_CTRL ? t->ctrl == g : t->mon == g)
+        for (const struct group *h = g; h; h = next_listed_group(m, g, h))
+                for (const struct task *t = h->tasks; t; t = t->next)
                         (void) fprintf(f, "%d\n", (int) t->tid);
-        }
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
@@ -774,14 +969,17 @@ static uint64_t rmid_event_value(const struct group *g, enum model_event ev)
         return 0;
 }
 
-uint64_t model_event_value(struct model *m, const struct group *g, enum model_event ev)
+uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev)
 {
-        uint64_t sum = rmid_event_value(g, ev);
+        int64_t now = now_usec();
+        uint64_t sum = 0;
 
-        if (g->type == GROUP_CTRL)
-                for (const struct group *c = m->groups; c; c = c->next)
-                        if (c->parent == g)
-                                sum += rmid_event_value(c, ev);
+        /* Counters are advanced where they are read, or when the count of
+         * tasks on them changes: an access costs nothing per group. */
+        for (struct group *h = g; h; h = next_listed_group(m, g, h)) {
+                group_advance(h, now);
+                sum += rmid_event_value(h, ev);
+        }
         return sum;
 }
 

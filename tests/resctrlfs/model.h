@@ -27,6 +27,8 @@ struct model_config {
         bool track_forks; /* new tasks start in their creator's group (forks.h) */
 };
 
+struct task;
+
 enum group_type {
         GROUP_CTRL,
         GROUP_MON,
@@ -46,12 +48,17 @@ struct group {
         char *name;           /* "" for the root */
         struct group *parent; /* a MON group's CTRL_MON group, else NULL */
         struct group *next;   /* all groups, the root first */
+        struct group *prev;
+        struct group *same_name; /* model.c's indexes */
+        struct group *same_id;
         mode_t mode;
         uid_t uid;
         gid_t gid;
         unsigned closid;
         unsigned rmid;
-        unsigned live_tasks; /* on this RMID, as of the last model_refresh() */
+        struct task *tasks; /* the tracked tasks on this RMID, in joining order */
+        struct task *last_task;
+        unsigned live_tasks; /* how many */
         uint64_t task_usec;  /* integral of live_tasks over time: drives the counters */
         int64_t last_usec;
 };
@@ -69,9 +76,18 @@ struct group *model_group_by_id(struct model *m, uint64_t id);
 struct group *model_find_ctrl(struct model *m, const char *name);
 struct group *model_find_mon(struct model *m, const struct group *ctrl, const char *name);
 
-/* Drops tracked tasks whose thread is gone and advances every group's counters
- * to now. Call before reading counters or changing membership. */
+/* Drops the tracked tasks whose thread is gone: by a look in /proc at each,
+ * unless exits are reported (then at the exited ones, and at all only after
+ * lost events). Call before reading counters or changing membership. */
 void model_refresh(struct model *m);
+
+/* Thread tid exited (do_exit()): it leaves its group when it is reaped, as a
+ * zombie is listed until then. */
+void model_task_exited(struct model *m, pid_t tid);
+/* Whether every exit is reported through model_task_exited() from now on. */
+void model_exits_reported(struct model *m, bool reported);
+/* Some fork or exit reports were lost: the next refresh looks at every task. */
+void model_task_events_lost(struct model *m);
 
 const char *model_status(const struct model *m);
 void model_status_clear(struct model *m);
@@ -95,8 +111,8 @@ int model_rename_mon(struct model *m, struct group *g, struct group *new_ctrl,
  * limit). Returns len or -errno. caller_tid stands for "0". */
 ssize_t model_tasks_write(struct model *m, struct group *g, const char *buf, size_t len,
                           pid_t caller_tid);
-/* g's tasks file content (malloc'd). */
-int model_tasks_read(struct model *m, const struct group *g, char **ret);
+/* g's tasks file content (malloc'd): after dropping its tasks that are gone. */
+int model_tasks_read(struct model *m, struct group *g, char **ret);
 
 /* The kernel created thread tid of process tgid (copy_process()): it starts
  * in the group of the thread that created it, which copy_process() copies
@@ -109,7 +125,7 @@ void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid);
 
 /* An event counter of g: its own RMID, plus its MON groups' for a CTRL_MON
  * group. Fixed-point events are raw values with MODEL_FIXED_POINT_BITS. */
-uint64_t model_event_value(struct model *m, const struct group *g, enum model_event ev);
+uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev);
 
 int model_max_threshold_set(struct model *m, const char *buf);
 unsigned model_max_threshold(const struct model *m);
