@@ -49,6 +49,11 @@ static int read_stat(int proc_fd, pid_t pid, char **ret_buf, const char **ret_fi
 
 int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
 {
+        return proc_start_time_running(proc_fd, pid, ret, NULL);
+}
+
+int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_running)
+{
         _cleanup_free_ char *buf = NULL;
         unsigned long long v;
         const char *p;
@@ -58,6 +63,8 @@ int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
         r = read_stat(proc_fd, pid, &buf, &p);
         if (r < 0)
                 return r;
+        if (ret_running)
+                *ret_running = *p != 'Z' && *p != 'X';
 
         /* Field 22 follows the 19th space after field 3. */
         for (unsigned i = 0; i < 19; i++) {

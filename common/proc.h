@@ -2,6 +2,7 @@
 /* Process facts from /proc, relative to a /proc dirfd (tests pass a fake tree). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,6 +14,8 @@ int proc_open(int *ret_fd);
  * Together with the pid it names a process across pid reuse.
  * -ESRCH when the process is gone, -EBADMSG when malformed. */
 int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret);
+/* The same, and in *ret_running what proc_is_running says: one read. */
+int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_running);
 
 /* 1 when pid (a process or a thread) exists and has not exited; 0 when it is
  * gone or a zombie (state Z or X), which the kernel still lists in resctrl

@@ -35,15 +35,19 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
 {
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
+        _cleanup_free_ pid_t *in = NULL;
         const struct member *m;
         unsigned joined = 0, refused = 0;
+        size_t n_in = 0;
 
         if (pod_env_open(a->config, a->proc_fd, &e) < 0)
                 return;
         if (pod_session_lock(&e, pod->uid, a->config->lock_timeout_ms, &s) >= 0 &&
             pod_session_load(&s, NULL) >= 0 && (m = pod_state_find_member(&s.st, id)) &&
             m->monitored && pod_env_lock_resctrl(&e) >= 0) {
-                (void) pod_member_join_cgroup(&s, &a->cgroups, m, &joined, &refused);
+                if (pod_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
+                        (void) pod_member_join_cgroup(&s, &a->cgroups, m, in, n_in, &joined,
+                                                      &refused);
                 rdt_unlock(e.root_fd);
         }
         (void) pod_session_close(&s);

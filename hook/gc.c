@@ -215,19 +215,20 @@ static bool has_pending_member(const struct pod_state *st, const char *ctrl)
         return false;
 }
 
-/* Every thread of every monitored member's cgroup into the group: what a
- * runtime exec'd into a container since the last pass, or what a re-made
- * group lost. Said when some joined; threads the kernel keeps in another
+/* Every thread of every monitored member's cgroup into the group (whose
+ * tasks are in): what a runtime exec'd into a container since the last
+ * pass, or what a re-made group lost. Said when some joined; threads the kernel keeps in another
  * control group are counted with them (each pass tries them again: only the
  * kernel can say where a thread is). Under the resctrl lock. */
-static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl)
+static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, const pid_t *in,
+                         size_t n_in)
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
                 unsigned joined, refused;
 
                 if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
-                    pod_member_join_cgroup(s, &gc->cgroups, m, &joined, &refused) < 0 ||
+                    pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined, &refused) < 0 ||
                     joined == 0)
                         continue;
                 report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
@@ -243,9 +244,11 @@ static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl)
 static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
 {
         const struct pod_env *e = &gc->env;
-        bool interrupted = has_pending_member(&s->st, ctrl);
+        bool interrupted = has_pending_member(&s->st, ctrl), changed;
         _cleanup_free_ char *status = NULL;
-        int r, made;
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in = 0;
+        int r, made, tasks_read = 0;
 
         if (pod_env_lock_resctrl(e) < 0)
                 return;
@@ -267,12 +270,15 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                        json_pack("{s:s, s:s, s:s, s:s}", "action", "recreate-group", "pod", s->uid,
                                  "ctrl", ctrl, "reason",
                                  interrupted ? UNMONITORED_PENDING : "removed by someone else"));
+        changed = made;
+        if (!made)
+                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         for (size_t i = 0; i < s->st.n_members; i++) {
                 struct member *m = &s->st.members[i];
 
                 if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0)
                         continue;
-                r = made ? 0 : rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, m->pid);
+                r = made ? 0 : tasks_read < 0 ? tasks_read : pid_list_has(in, n_in, m->pid);
                 if (r == 1)
                         complete_member(gc, s, m);
                 if (r != 0) /* in it, or its tasks cannot be read */
@@ -280,9 +286,15 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 if (s->dry_run || pod_member_rejoin(s, m) >= 0) {
                         report_member(gc, "rejoin-member", s->uid, m, NULL);
                         complete_member(gc, s, m);
+                        changed = true;
                 }
         }
-        join_cgroups(gc, s, ctrl);
+        if (changed && !s->dry_run) { /* the inits went in: what the join compares with */
+                free(TAKE_PTR(in));
+                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
+        }
+        if (tasks_read >= 0)
+                join_cgroups(gc, s, ctrl, in, n_in);
 unlock:
         rdt_unlock(e->root_fd);
 }

@@ -115,13 +115,14 @@ int pod_session_close(struct pod_session *s)
 int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why)
 {
         uint64_t start_time;
+        bool running;
         int r;
 
         if (m->pid <= 0) {
                 *ret_why = "no pid";
                 return 0;
         }
-        r = proc_start_time(e->proc_fd, m->pid, &start_time);
+        r = proc_start_time_running(e->proc_fd, m->pid, &start_time, &running);
         if (r == -ESRCH) {
                 *ret_why = "gone";
                 return 0;
@@ -132,10 +133,9 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
                 *ret_why = "pid reused";
                 return 0;
         }
-        r = proc_is_running(e->proc_fd, m->pid);
-        if (r == 0)
+        if (!running)
                 *ret_why = "exited";
-        return r;
+        return running;
 }
 
 int pod_member_rejoin(struct pod_session *s, const struct member *m)
@@ -151,38 +151,29 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         return 0;
 }
 
-/* The threads of member m's container (cgroup_container_threads), and the
- * tasks of its pod's group (none when the group is gone), both sorted. 0,
- * -ESRCH or -ENOENT (the init or its cgroup gone), -errno. */
-static int member_threads(int proc_fd, int root_fd, const struct cgroup_mounts *mounts,
-                          const char *uid, const struct member *m, pid_t **ret_threads,
-                          size_t *ret_n, pid_t **ret_in, size_t *ret_n_in)
+int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n)
 {
-        bool own;
-        int r;
+        int r = rdt_mon_group_tasks(root_fd, ctrl, uid, ret, ret_n);
 
-        r = cgroup_container_threads(proc_fd, mounts, m->pid, ret_threads, ret_n, &own);
-        if (r < 0)
-                return r;
-        r = rdt_mon_group_tasks(root_fd, m->ctrl, uid, ret_in, ret_n_in);
         if (r == -ENOENT) {
-                *ret_in = NULL;
-                *ret_n_in = 0;
+                *ret = NULL;
+                *ret_n = 0;
                 return 0;
         }
         return r;
 }
 
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
-                           const struct member *m, unsigned *ret_joined, unsigned *ret_refused)
+                           const struct member *m, const pid_t *in, size_t n_in,
+                           unsigned *ret_joined, unsigned *ret_refused)
 {
-        _cleanup_free_ pid_t *threads = NULL, *in = NULL;
-        size_t n_threads = 0, n_in = 0, n = 0;
+        _cleanup_free_ pid_t *threads = NULL;
+        size_t n_threads = 0, n = 0;
+        bool own;
         int r;
 
         *ret_joined = *ret_refused = 0;
-        r = member_threads(s->env->proc_fd, s->env->root_fd, mounts, s->uid, m, &threads,
-                           &n_threads, &in, &n_in);
+        r = cgroup_container_threads(s->env->proc_fd, mounts, m->pid, &threads, &n_threads, &own);
         if (r == -ESRCH || r == -ENOENT) /* gone, or its cgroup is */
                 return 0;
         if (r < 0)
@@ -210,17 +201,29 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
                   const struct pod_state *st, unsigned *ret_threads, unsigned *ret_in)
 {
+        _cleanup_free_ pid_t *in = NULL;
+        const char *in_ctrl = NULL; /* whose group's tasks are in in */
+        size_t n_in = 0;
+
         *ret_threads = *ret_in = 0;
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
-                _cleanup_free_ pid_t *threads = NULL, *in = NULL;
-                size_t n = 0, n_in = 0;
+                _cleanup_free_ pid_t *threads = NULL;
                 uint64_t start;
+                size_t n = 0;
+                bool own;
 
                 if (!m->monitored || m->pid <= 0 || proc_start_time(proc_fd, m->pid, &start) < 0 ||
                     start != m->start_time ||
-                    member_threads(proc_fd, root_fd, mounts, uid, m, &threads, &n, &in, &n_in) < 0)
+                    cgroup_container_threads(proc_fd, mounts, m->pid, &threads, &n, &own) < 0)
                         continue;
+                if (!in_ctrl || strcmp(in_ctrl, m->ctrl) != 0) {
+                        free(TAKE_PTR(in));
+                        in_ctrl = NULL;
+                        if (pod_group_tasks(root_fd, m->ctrl, uid, &in, &n_in) < 0)
+                                continue;
+                        in_ctrl = m->ctrl;
+                }
                 *ret_threads += (unsigned) n;
                 for (size_t j = 0; j < n; j++)
                         *ret_in += pid_list_has(in, n_in, threads[j]);
@@ -276,12 +279,16 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
                 g = &s->st.groups[s->st.n_groups - 1];
-        } else if (!exists)
+                s->dirty = true;
+        } else if (!exists) {
                 g->owned = true;
-        s->dirty = true;
+                s->dirty = true;
+        }
         if (s->dry_run)
                 return !exists;
-        r = session_save(s);
+        /* A recorded group that is there changes nothing: a gc pass over
+         * running pods writes no state. */
+        r = s->dirty ? session_save(s) : 0;
         if (r < 0 || exists)
                 return not_mkdir(r);
 

@@ -72,13 +72,20 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m);
 /* Joins every thread of member m's container that is not in the pod's
  * group (cgroup_container_threads: its cgroup's, or its init's where it has
  * none of its own): what a runtime exec'd into the container, what a re-made
- * group lost. Threads in another control group are counted in
+ * group lost; in holds the group's tasks (pod_group_tasks), read once for
+ * every member of (pod, ctrl). Threads in another control group are counted in
  * *ret_refused, never moved; threads that exit meanwhile are skipped; a
  * thread already in the group costs no write. gc --dry-run: counts what it
  * would join. Caller holds the resctrl lock. 0 with *ret_joined, or -errno
  * (logged). */
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
-                           const struct member *m, unsigned *ret_joined, unsigned *ret_refused);
+                           const struct member *m, const pid_t *in, size_t n_in,
+                           unsigned *ret_joined, unsigned *ret_refused);
+
+/* The tasks of the group of (pod uid, ctrl), sorted: what
+ * pod_member_join_cgroup compares a container's threads with (in, n_in).
+ * None when the group is gone. 0 or -errno. */
+int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n);
 
 /* The pod's coverage: the threads of its live monitored containers
  * (cgroup_container_threads) into *ret_threads, and how many of them are in
@@ -115,7 +122,8 @@ bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
  * and names every group the hook may have made.
  *
  * Caller holds the pod lock and the resctrl lock, and has put into s->st the
- * member it claims for, if any: the one save before mkdir records both. 1
+ * member it claims for, if any: the one save before mkdir records both
+ * (there is none when nothing in s->st changed). 1
  * when the group was made, 0 when it was there, -errno otherwise, logged
  * but for what only leaves a container unmonitored: -ENOSPC and -EBUSY (out
  * of RMIDs, *reterr_status saying which) and -ENOENT (no such control

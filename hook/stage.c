@@ -107,8 +107,10 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
         (void) cgroup_mounts_open(ctx->proc_fd, &mounts); /* without: the inits alone */
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
+                _cleanup_free_ pid_t *in = NULL;
                 unsigned joined, refused;
                 const char *why;
+                size_t n_in;
 
                 if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0 ||
                     strcmp(m->id, ctx->state->id) == 0)
@@ -116,7 +118,8 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
                 if (pod_member_is_live(s->env, m, &why) != 1) /* its poststop or gc drops it */
                         continue;
                 (void) pod_member_rejoin(s, m);
-                (void) pod_member_join_cgroup(s, &mounts, m, &joined, &refused);
+                if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) >= 0)
+                        (void) pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &refused);
         }
 }
 

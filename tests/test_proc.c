@@ -93,8 +93,9 @@ END_TEST
 
 START_TEST(test_real_proc)
 {
-        uint64_t self = 0, child_time = 0, again = 0;
+        uint64_t self = 0, child_time = 0, again = 0, t = 0;
         int fd = -EBADF, status;
+        bool running = false;
         pid_t child;
 
         ck_assert_int_eq(proc_open(&fd), 0);
@@ -113,11 +114,17 @@ START_TEST(test_real_proc)
         ck_assert_int_eq(proc_start_time(fd, child, &child_time), 0);
         ck_assert_uint_ge(child_time, self);
         ck_assert_int_eq(proc_is_running(fd, child), 1);
+        ck_assert_int_eq(proc_start_time_running(fd, child, &t, &running), 0);
+        ck_assert_uint_eq(t, child_time);
+        ck_assert(running);
 
         /* Killed but not reaped: a zombie, no longer running. */
         kill(child, SIGKILL);
         ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
         ck_assert_int_eq(proc_is_running(fd, child), 0);
+        ck_assert_int_eq(proc_start_time_running(fd, child, &t, &running), 0);
+        ck_assert_uint_eq(t, child_time);
+        ck_assert(!running);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
         ck_assert_int_eq(proc_start_time(fd, child, &child_time), -ESRCH);
         ck_assert_int_eq(proc_is_running(fd, child), 0);

@@ -375,7 +375,10 @@ test_join_cgroup() { # KIND
         check "$kind: every thread of the cgroup in the group" \
                 [ "$(tasks_of "$G1")" = "$(printf '%s\n' "$p1" "$p2" "$p3" | sort -n | tr '\n' ' ')" ]
         check "$kind: the one in another control group left there" has_task "$MNT/gold" "$p4"
+        local ino
+        ino=$(stat -c %i "$STATE/$UID1.members")
         check "$kind: a second pass writes nothing" [ -z "$(gc)" ]
+        check "$kind: not even the state file" [ "$(stat -c %i "$STATE/$UID1.members")" = "$ino" ]
         rmdir "$G1"
         check "$kind: gc after the group was removed" gc_out
         check "$kind: made again" said "recreate-group pod=$UID1 ctrl=/"
