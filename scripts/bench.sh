@@ -1,7 +1,11 @@
 #!/bin/bash
 # Benchmark: the hook's median wall time at createRuntime and poststop on
-# resctrlfs, next to /bin/true run the same way, and its peak RSS.
-# Targets: within 2x of /bin/true; peak RSS under 4 MiB.
+# resctrlfs, next to /bin/true run the same way, and its peak RSS; then a gc
+# pass and `status --json` at PODS pods (default "0 100 1000") of 3
+# containers of 20 threads, each container in its own cgroup v2: median wall
+# time and system calls per pod.
+# Targets: within 2x of /bin/true; peak RSS under 4 MiB; gc and status linear
+# in pods, a gc pass at 100 pods under 1% of a core at the default interval.
 #   scripts/bench.sh [BUILD_DIR]        default: build
 set -euo pipefail
 
@@ -10,7 +14,7 @@ build=${1:-"$top/build"}
 runs=${RUNS:-200}
 
 "$top/scripts/install-deps.sh"
-for p in hyperfine time; do
+for p in hyperfine time strace; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
                 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
 done
@@ -20,10 +24,14 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 hook=$build/hook/resctrl-mon-hook
 work=$(mktemp -d /tmp/rmh-bench.XXXXXX)
 mnt=$work/resctrl
+cgroups=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)/rmh-bench-$$
+pid_max=$(cat /proc/sys/kernel/pid_max)
 sleep 100000 &
 init=$!
 cleanup() {
         kill "$init" 2>/dev/null || true
+        stop_pods
+        echo "$pid_max" >/proc/sys/kernel/pid_max
         mountpoint -q "$mnt" && fusermount3 -u "$mnt"
         mountpoint -q "$work/state" && umount "$work/state"
         rm -rf "$work"
@@ -33,7 +41,7 @@ trap cleanup EXIT
 # The state directory on tmpfs, as /run/resctrl-mon-hook is on a node.
 mkdir -p "$mnt" "$work/bundle" "$work/state"
 mount -t tmpfs -o mode=0700 tmpfs "$work/state"
-"$build/tests/resctrlfs/resctrlfs" "$mnt"
+"$build/tests/resctrlfs/resctrlfs" --num-rmids 4096 --limbo-ms 0 "$mnt"
 echo '{"ociVersion":"1.2.0","linux":{}}' >"$work/bundle/config.json"
 cat >"$work/config.yaml" <<EOF
 resctrlPath: $mnt
@@ -55,7 +63,7 @@ poststop="$hook --config $work/config.yaml poststop <$work/poststop.json"
 # the group: its timing covers the state update and the tasks check.
 # hyperfine subtracts the cost of the shell that applies the redirection.
 median() { # NAME COMMAND PREPARE
-        hyperfine --runs "$runs" --warmup 10 --prepare "$3" --export-json "$work/$1.json" \
+        hyperfine --runs "$runs" --warmup "${warmup:-10}" --prepare "$3" --export-json "$work/$1.json" \
                 --style none "$2" >/dev/null 2>&1
         sed -n 's/.*"median": *\([0-9.e-]*\).*/\1/p' "$work/$1.json" | head -n 1
 }
@@ -80,3 +88,65 @@ sh -c "$poststop" || true
 rss_create=$(/usr/bin/time -f %M sh -c "exec $create" 2>&1 >/dev/null | tail -n 1)
 rss_poststop=$(/usr/bin/time -f %M sh -c "exec $poststop" 2>&1 >/dev/null | tail -n 1)
 printf '%-28s %12s KiB\n' "peak RSS createRuntime" "$rss_create" "peak RSS poststop" "$rss_poststop"
+
+# ---- gc and status at scale ----
+containers=3
+threads=20
+pids=()
+
+stop_pods() {
+        [ "${#pids[@]}" -gt 0 ] && kill "${pids[@]}" 2>/dev/null && { wait "${pids[@]}" 2>/dev/null || true; }
+        pids=()
+        [ -d "$cgroups" ] || return 0
+        find "$cgroups" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+        rmdir "$cgroups"
+}
+
+pod_uid() { printf '%08x-0000-4000-8000-%012x' "$1" "$1"; }
+
+# PODS pods, each container a process of $threads threads in its own cgroup,
+# recorded by createRuntime as a runtime would.
+start_pods() { # PODS
+        local i j uid cg pid
+        for ((i = 0; i < $1; i++)); do
+                uid=$(pod_uid "$i")
+                for ((j = 0; j < containers; j++)); do
+                        cg=$cgroups/pod$uid/c$j
+                        mkdir -p "$cg"
+                        sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" "$3"' sh "$cg" \
+                                "$build/tests/idle_threads" "$threads" &
+                        pid=$!
+                        pids+=("$pid")
+                        until [ "$(ls "/proc/$pid/task" | wc -l)" -eq "$threads" ]; do sleep 0.01; done
+                        echo "{\"ociVersion\":\"1.2.0\",\"id\":\"c$i-$j\",\"status\":\"creating\",\"pid\":$pid,\"bundle\":\"$work/bundle\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$uid\"}}" |
+                                "$hook" --config "$work/config.yaml" createRuntime
+                done
+        done
+}
+
+syscalls_per_pod() { # PODS COMMAND...
+        local pods=$1 n
+        shift
+        n=$(strace -f -c -o "$work/strace" "$@" 2>/dev/null >/dev/null; awk '$NF == "total" { print $(NF - 2) }' "$work/strace")
+        awk -v n="$n" -v p="$pods" 'BEGIN { printf "%.0f", p ? n / p : n }'
+}
+
+# The pod above goes at the first gc pass; 3 containers x 20 threads per
+# pod: up to 60,000 threads at 1,000 pods.
+kill "$init" && wait "$init" 2>/dev/null || true
+echo $((4 * 1024 * 1024)) >/proc/sys/kernel/pid_max
+mkdir "$cgroups"
+printf '\n%-8s %10s %14s %12s %14s\n' pods "gc ms" "gc calls/pod" "status ms" "status calls/pod"
+for pods in ${PODS:-0 100 1000}; do
+        start_pods "$pods"
+        "$hook" --config "$work/config.yaml" gc >/dev/null # the first pass joins nothing: settle
+        gc_s=$(runs=5 warmup=1 median "gc-$pods" "$hook --config $work/config.yaml gc" true)
+        status_s=$(runs=5 warmup=1 median "status-$pods" "$hook --config $work/config.yaml status --json" true)
+        gc_calls=$(syscalls_per_pod "$pods" "$hook" --config "$work/config.yaml" gc)
+        status_calls=$(syscalls_per_pod "$pods" "$hook" --config "$work/config.yaml" status --json)
+        awk -v p="$pods" -v g="$gc_s" -v gc="$gc_calls" -v s="$status_s" -v sc="$status_calls" \
+                'BEGIN { printf "%-8d %10.1f %14d %12.1f %14d\n", p, g * 1e3, gc, s * 1e3, sc }'
+        stop_pods
+        mkdir "$cgroups"
+        "$hook" --config "$work/config.yaml" gc >/dev/null
+done
