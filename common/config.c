@@ -361,6 +361,7 @@ static int parse_lock_timeout(struct cfg_parser *p, const char *key, void *field
         return parse_uint(p, key, 1, LOCK_TIMEOUT_MS_MAX, field);
 }
 
+/* removeDelaySeconds and emptyPodLingerSeconds. */
 static int parse_remove_delay(struct cfg_parser *p, const char *key, void *field)
 {
         return parse_uint(p, key, 0, REMOVE_DELAY_SEC_MAX, field);
@@ -707,6 +708,7 @@ static const struct key_def config_keys[] = {
     {"runtimeMonitoring", parse_runtime_monitoring, offsetof(struct config, runtime_monitoring)},
     {"lockTimeoutMs", parse_lock_timeout, offsetof(struct config, lock_timeout_ms)},
     {"removeDelaySeconds", parse_remove_delay, offsetof(struct config, remove_delay_sec)},
+    {"emptyPodLingerSeconds", parse_remove_delay, offsetof(struct config, empty_pod_linger_sec)},
     {"log", parse_log, 0},
 };
 
@@ -782,6 +784,7 @@ int config_init(struct config *c)
             .failure_policy = FAILURE_POLICY_IGNORE,
             .runtime_monitoring = RUNTIME_MONITORING_SKIP,
             .lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT_MS,
+            .empty_pod_linger_sec = CONFIG_DEFAULT_EMPTY_POD_LINGER_SEC,
             .log_level = LOG_INFO,
             .log_syslog = true,
             .log_stderr = false,

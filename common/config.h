@@ -38,7 +38,8 @@ struct config {
         enum failure_policy failure_policy;
         enum runtime_monitoring runtime_monitoring;
         unsigned lock_timeout_ms;
-        unsigned remove_delay_sec; /* keep an emptied group this long for the pod's next one */
+        unsigned remove_delay_sec;     /* keep an emptied group this long for the pod's next one */
+        unsigned empty_pod_linger_sec; /* ... and while kubelet's pod cgroup, empty, stays */
         int log_level; /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
         bool log_syslog;
         bool log_stderr;
@@ -47,6 +48,8 @@ struct config {
 #define CONFIG_DEFAULT_RESCTRL_PATH "/sys/fs/resctrl"
 #define CONFIG_DEFAULT_STATE_DIR "/run/resctrl-mon-hook"
 #define CONFIG_DEFAULT_LOCK_TIMEOUT_MS 2000u
+/* Twice kubelet's longest CrashLoopBackOff (5 min) between a container's restarts. */
+#define CONFIG_DEFAULT_EMPTY_POD_LINGER_SEC 600u
 
 /* Fills *c with the built-in defaults (documented in config/config.yaml). */
 int config_init(struct config *c);

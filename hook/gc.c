@@ -304,7 +304,7 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
         unsigned delay = gc->env.config->remove_delay_sec;
         const struct group *g;
         int64_t left;
-        int fate = pod_group_release(s, ctrl);
+        int fate = pod_group_release(s, &gc->cgroups, ctrl);
 
         switch (fate) {
         case GROUP_REMOVED:
@@ -320,6 +320,10 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
                 report(gc,
                        json_pack("{s:s, s:s, s:s, s:I}", "action", "linger-group", "pod", s->uid,
                                  "ctrl", ctrl, "remaining_s", (json_int_t) (left > 0 ? left : 0)));
+                break;
+        case GROUP_POD_LIVES:
+                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action", "linger-group", "pod",
+                                     s->uid, "ctrl", ctrl, "reason", "pod cgroup"));
                 break;
         case GROUP_FORGOTTEN:
                 report_group(gc, "forget-group", s->uid, ctrl);

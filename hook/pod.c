@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "kubepods.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "log.h"
@@ -349,10 +350,37 @@ static bool linger_over(const struct group *g, unsigned delay)
                now - (int64_t) g->emptied_at > (int64_t) delay;
 }
 
-int pod_group_release(struct pod_session *s, const char *ctrl)
+/* Does the pod live on, by kubelet's cgroup of it (g emptied)? While a
+ * process runs there (containerd's sandbox, which no hook sees), or for
+ * emptyPodLingerSeconds after the group emptied while none does (a container
+ * between its restarts, CRI-O's dropped infra container). Not a kubelet pod,
+ * or a pod cgroup that cannot be trusted: no, said in one line. */
+static bool pod_lives(const struct pod_session *s, const struct cgroup_mounts *mounts,
+                      const struct group *g)
+{
+        enum pod_cgroup state;
+        struct cgroup_ref ref;
+        int r;
+
+        if (!mounts)
+                return false;
+        r = kubepods_pod_cgroup(mounts, s->uid, &state, &ref);
+        if (r < 0) {
+                log_warning_errno(r,
+                                  "cannot tell from cgroup %s whether pod %s lives; its group "
+                                  "goes as if it were gone",
+                                  ref.path, s->uid);
+                return false;
+        }
+        return state == POD_CGROUP_POPULATED ||
+               (state == POD_CGROUP_EMPTY && !linger_over(g, s->env->config->empty_pod_linger_sec));
+}
+
+int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
 {
         unsigned delay = s->env->config->remove_delay_sec;
         struct group *g = pod_state_find_group(&s->st, ctrl);
+        bool emptied_now;
         int r;
 
         if (!g || !g->owned) {
@@ -360,14 +388,17 @@ int pod_group_release(struct pod_session *s, const char *ctrl)
                 s->dirty = true;
                 return GROUP_FORGOTTEN;
         }
-        if (!g->emptied && delay > 0) {
+        emptied_now = !g->emptied;
+        if (emptied_now) {
                 g->emptied = true;
                 g->emptied_at = (uint64_t) now_boottime_sec();
-                s->dirty = true;
-                return GROUP_LINGERS;
         }
-        if (g->emptied && !linger_over(g, delay))
-                return GROUP_LINGERS;
+        if (!linger_over(g, delay) || pod_lives(s, mounts, g)) {
+                s->dirty |= emptied_now;
+                return linger_over(g, delay) ? GROUP_POD_LIVES : GROUP_LINGERS;
+        }
+        if (emptied_now) /* removed now, or kept only for its tasks */
+                g->emptied = false;
 
         r = remove_if_empty(s, ctrl);
         if (r < 0)

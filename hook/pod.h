@@ -136,15 +136,18 @@ enum group_fate {
         GROUP_REMOVED,   /* rmdir'ed (or already gone) and dropped from the state */
         GROUP_BUSY,      /* still has running tasks: kept, and kept in the state */
         GROUP_LINGERS,   /* emptied less than removeDelaySeconds ago */
+        GROUP_POD_LIVES, /* emptied, but kubelet's cgroup of the pod says it lives */
         GROUP_FORGOTTEN, /* not the hook's own: dropped from the state, left in resctrl */
 };
 
 /* No monitored member of (pod, ctrl) is left: decide the group's fate, and
- * carry it out. With removeDelaySeconds, the first call marks the group
- * emptied and it lingers; a later one past the delay removes it. Removal
+ * carry it out. The first call marks the group emptied; it lingers for
+ * removeDelaySeconds, and while kubelet's cgroup of the pod (kubepods.h, in
+ * mounts; NULL: none) has a process in it, or has had none for less than
+ * emptyPodLingerSeconds. A later call past all that removes it. Removal
  * checks under the resctrl lock that tasks lists no running task, because
  * rmdir would silently move live tasks out of monitoring. Returns the fate
  * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
-int pod_group_release(struct pod_session *s, const char *ctrl);
+int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);
 
 const char *ctrl_display(const char *ctrl);

@@ -429,6 +429,7 @@ static const char *fate_outcome(enum group_fate fate)
         case GROUP_BUSY:
                 return "group kept";
         case GROUP_LINGERS:
+        case GROUP_POD_LIVES:
                 return "group lingers";
         case GROUP_FORGOTTEN:
                 break;
@@ -439,6 +440,7 @@ static const char *fate_outcome(enum group_fate fate)
 static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s,
                                const char **ret_outcome)
 {
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
         _cleanup_free_ char *ctrl = NULL;
         struct member *m = pod_state_find_member(&s->st, ctx->state->id);
         int r;
@@ -456,7 +458,9 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
 
         if (pod_group_is_held(&s->st, ctrl))
                 return 0;
-        r = pod_group_release(s, ctrl);
+        /* Without the mounts the pod's cgroup is not looked for: today's fate. */
+        (void) cgroup_mounts_open(ctx->proc_fd, &mounts);
+        r = pod_group_release(s, &mounts, ctrl);
         if (r < 0)
                 return r;
         *ret_outcome = fate_outcome(r);

@@ -382,8 +382,9 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
                 const struct group_view *gv = &pv->groups[i];
 
                 group_path(nv, pv, gv->g, path, sizeof(path));
-                printf("  group %s  %s%s%s\n", cell(a, gv->g->ctrl), cell(b, path),
-                       gv->g->owned ? "" : "  (not ours)", gv->error == -ENOENT ? "  (gone)" : "");
+                printf("  group %s  %s%s%s%s\n", cell(a, gv->g->ctrl), cell(b, path),
+                       gv->g->owned ? "" : "  (not ours)", gv->error == -ENOENT ? "  (gone)" : "",
+                       gv->g->emptied ? "  (lingers: no container)" : "");
                 for (size_t j = 0; j < pv->st.n_members; j++) {
                         const struct member *m = &pv->st.members[j];
 
@@ -517,10 +518,10 @@ static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv
                 group_path(nv, pv, gv->g, path, sizeof(path));
                 if (!members ||
                     json_array_append_new(
-                        a, json_pack("{s:s, s:s, s:b, s:b, s:O, s:o, s:s?}", "ctrl_group",
+                        a, json_pack("{s:s, s:s, s:b, s:b, s:b, s:O, s:o, s:s?}", "ctrl_group",
                                      gv->g->ctrl, "path", path, "owned", gv->g->owned, "exists",
-                                     gv->error != -ENOENT, "members", members, "counters",
-                                     json_readings(gv), "error",
+                                     gv->error != -ENOENT, "lingering", gv->g->emptied, "members",
+                                     members, "counters", json_readings(gv), "error",
                                      gv->error < 0 && gv->error != -ENOENT ? strerror(-gv->error)
                                                                            : NULL)) < 0)
                         return NULL;

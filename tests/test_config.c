@@ -44,6 +44,7 @@ static void assert_configs_eq(const struct config *a, const struct config *b)
         ck_assert_int_eq(a->runtime_monitoring, b->runtime_monitoring);
         ck_assert_uint_eq(a->lock_timeout_ms, b->lock_timeout_ms);
         ck_assert_uint_eq(a->remove_delay_sec, b->remove_delay_sec);
+        ck_assert_uint_eq(a->empty_pod_linger_sec, b->empty_pod_linger_sec);
         ck_assert_int_eq(a->log_level, b->log_level);
         ck_assert_int_eq(a->log_syslog, b->log_syslog);
         ck_assert_int_eq(a->log_stderr, b->log_stderr);
@@ -81,6 +82,7 @@ START_TEST(test_defaults)
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_SKIP);
         ck_assert_uint_eq(c.lock_timeout_ms, 2000);
         ck_assert_uint_eq(c.remove_delay_sec, 0);
+        ck_assert_uint_eq(c.empty_pod_linger_sec, 600);
         ck_assert_int_eq(c.log_level, LOG_INFO);
         ck_assert(c.log_syslog);
         ck_assert(!c.log_stderr);
@@ -119,7 +121,7 @@ START_TEST(test_sample)
                 }
                 uncommented[n++] = text[i];
         }
-        ck_assert_uint_eq(settings, 13); /* every top-level key */
+        ck_assert_uint_eq(settings, 14); /* every top-level key */
         ck_assert_int_eq(config_parse(&c, uncommented, n, "sample", &problems), 0);
         ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
         assert_defaults(&c);
@@ -160,6 +162,7 @@ START_TEST(test_full_file)
         ck_assert_int_eq(c.runtime_monitoring, RUNTIME_MONITORING_OVERRIDE);
         ck_assert_uint_eq(c.lock_timeout_ms, 600000);
         ck_assert_uint_eq(c.remove_delay_sec, 604800);
+        ck_assert_uint_eq(c.empty_pod_linger_sec, 0);
         ck_assert_int_eq(c.log_level, LOG_WARNING);
         ck_assert(!c.log_syslog);
         ck_assert(c.log_stderr);
@@ -276,6 +279,9 @@ static const struct {
     {"removeDelaySeconds: 00\n", CONFIG_PROBLEM_BAD_VALUE,
      "test.yaml:1: key 'removeDelaySeconds': '00' is not an "
      "integer in [0, 604800]"},
+    {"emptyPodLingerSeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'emptyPodLingerSeconds': '604801' is not "
+     "an integer in [0, 604800]"},
     {"removeDelaySeconds: 30s\n", CONFIG_PROBLEM_BAD_VALUE,
      "test.yaml:1: key 'removeDelaySeconds': '30s' is not an "
      "integer in [0, 604800]"},

@@ -225,6 +225,127 @@ test_remove_delay() {
         check "state gone" no_state "$UID1"
 }
 
+# --- a pod's group lives as long as kubelet's cgroup of the pod -------------
+
+# Kubelet's cgroup of pod UID1 in KIND's hierarchy (v2: the unified one, v1:
+# the pids controller's), as its cgroupfs driver lays it out; "" when KIND
+# is not mounted here.
+pod_cgroup() { # KIND
+        local hier
+        if [ "$1" = v2 ]; then
+                hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        else
+                hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        fi
+        [ -n "$hier" ] && echo "$hier/kubepods/burstable/pod$UID1"
+}
+
+# Its cgroups, leaves first, and the kubepods ones if no one else uses them.
+remove_pod_cgroup() { # POD_CGROUP
+        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+        rmdir "$(dirname "$1")" "$(dirname "$(dirname "$1")")" 2>/dev/null
+        true
+}
+
+# A crash-looping container keeps its pod's group (one RMID) while the pod's
+# cgroup lives: populated by a sandbox that no hook sees (containerd), or
+# empty for at most emptyPodLingerSeconds (CRI-O's dropped infra container);
+# gc removes it once kubelet removed the pod cgroup.
+test_pod_lifetime() { # KIND
+        local kind=$1 pod p0 p1 p2 p3 hw
+        pod=$(pod_cgroup "$kind")
+        [ -n "$pod" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        mount_emulator --debug
+        write_config
+        mkdir -p "$pod/sandbox" "$pod/c1"
+        sleeper p0 p1 p2 p3
+        echo "$p0" >"$pod/sandbox/cgroup.procs"
+        echo "$p1" >"$pod/c1/cgroup.procs"
+        create c1 "$p1" "$UID1"
+        hw=$(cat "$G1/mon_hw_id")
+        stop "$p1"
+        check "$kind: last poststop" poststop c1 "$UID1"
+        check "$kind: lingers for the pod" grep -q "outcome=group lingers" "$LOG"
+        check "$kind: group kept" test -d "$G1"
+        "$HOOK" --config "$CONFIG" status >"$WORK/status.txt" 2>>"$LOG"
+        check "$kind: status shows it lingering" grep -q "(lingers: no container)" "$WORK/status.txt"
+        "$HOOK" --config "$CONFIG" status --json >"$WORK/status.json" 2>>"$LOG"
+        check "$kind: so does its JSON" jqe '.pods[0].groups[0].lingering' "$WORK/status.json"
+        check "$kind: gc keeps it" gc_out
+        check "$kind: and says why" said "linger-group pod=$UID1 ctrl=/ reason=\"pod cgroup\""
+        echo "$p2" >"$pod/c1/cgroup.procs"
+        check "$kind: the restarted container" create c1b "$p2" "$UID1"
+        check "$kind: same group, same RMID" [ "$(cat "$G1/mon_hw_id")" = "$hw" ]
+        check "$kind: taken back" jqe '.groups[0] | has("emptied_at") | not' "$STATE/$UID1.members"
+        stop "$p2"
+        check "$kind: poststop again" poststop c1b "$UID1"
+        stop "$p0" # no process left in the pod's cgroup
+        check "$kind: gc within emptyPodLingerSeconds" gc_out
+        check "$kind: still kept" said "linger-group pod=$UID1 ctrl=/ reason=\"pod cgroup\""
+        echo "$p3" >"$pod/c1/cgroup.procs"
+        check "$kind: and taken back" create c1c "$p3" "$UID1"
+        check "$kind: still the same RMID" [ "$(cat "$G1/mon_hw_id")" = "$hw" ]
+        stop "$p3"
+        poststop c1c "$UID1"
+        write_config "emptyPodLingerSeconds: 0"
+        check "$kind: gc once an empty pod may not linger" gc_out
+        check "$kind: removed" said "remove-group pod=$UID1 ctrl=/"
+        check "$kind: gone" test ! -e "$G1"
+
+        write_config
+        sleeper p1
+        echo "$p1" >"$pod/c1/cgroup.procs"
+        create c2 "$p1" "$UID1"
+        stop "$p1"
+        poststop c2 "$UID1"
+        check "$kind: lingers again" test -d "$G1"
+        remove_pod_cgroup "$pod"
+        check "$kind: gc after kubelet removed the pod's cgroup" gc_out
+        check "$kind: removed with the pod" said "remove-group pod=$UID1 ctrl=/"
+        check "$kind: no state left" no_state "$UID1"
+}
+test_pod_lifetime_v2() { test_pod_lifetime v2; }
+test_pod_lifetime_v1() { test_pod_lifetime v1; }
+
+# A pod cgroup that cannot be trusted counts as gone, said in one line. The
+# hook runs in a mount namespace where kubepods/ is a tmpfs laid out as
+# $WORK/layout: a symlink on the way, a cgroup.events that does not parse.
+test_pod_cgroup_untrusted() {
+        local hier real=$HOOK p1 what
+        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        [ -n "$hier" ] || { echo "no cgroup v2 hierarchy mounted: nothing to test"; return; }
+        mkdir -p "$hier/kubepods" "$WORK/layout" "$WORK/elsewhere/pod$UID1"
+        echo "populated 1" >"$WORK/elsewhere/pod$UID1/cgroup.events"
+        printf '%s\n' '#!/bin/sh' \
+                "exec unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs \"\$0\" &&" \
+                "        cp -a \"$WORK/layout/.\" \"\$0/\" && exec \"$real\" \"\$@\"' \"$hier/kubepods\" \"\$@\"" \
+                >"$WORK/hook-in-ns"
+        chmod +x "$WORK/hook-in-ns"
+        HOOK=$WORK/hook-in-ns
+        mount_emulator
+        write_config
+        for what in symlink events; do
+                rm -rf "${WORK:?}/layout" && mkdir "$WORK/layout"
+                if [ "$what" = symlink ]; then
+                        ln -s "$WORK/elsewhere" "$WORK/layout/burstable"
+                else
+                        mkdir "$WORK/layout/pod$UID1"
+                        echo "populated maybe" >"$WORK/layout/pod$UID1/cgroup.events"
+                fi
+                : >"$LOG"
+                sleeper p1
+                create c1 "$p1" "$UID1"
+                stop "$p1"
+                check "$what: poststop" poststop c1 "$UID1"
+                check "$what: one line about it" [ "$(grep -c \
+                        "cannot tell from cgroup /kubepods/.*pod$UID1 whether pod $UID1 lives" "$LOG")" -eq 1 ]
+                check "$what: the group goes, as for any pod" test ! -e "$G1"
+        done
+        HOOK=$real
+        rmdir "$hier/kubepods" 2>/dev/null
+        true
+}
+
 # --- gc refuses state of another pid namespace -------------------------------
 
 test_pid_namespace() {
@@ -393,7 +514,8 @@ test_join_cgroup_v1() { test_join_cgroup v1; }
 
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
-        test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state}; do
+        test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
+        test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted}; do
         : >"$LOG"
         echo "== $t"
         $t

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "kubepods.h"
+#include "macro.h"
+
+/* cgroup.events is two short lines; pids.current one number. */
+#define POD_CGROUP_FILE_MAX 4096
+
+/* Where each driver puts pod <uid>, by QoS class (Guaranteed, Burstable,
+ * BestEffort): <parent>/<prefix><uid><suffix>, systemd's slices with '_'
+ * for '-' in the UID. */
+static const struct {
+        const char *parent, *prefix, *suffix;
+        bool underscores;
+} layouts[] = {
+    {"/kubepods", "pod", "", false},
+    {"/kubepods/burstable", "pod", "", false},
+    {"/kubepods/besteffort", "pod", "", false},
+    {"/kubepods.slice", "kubepods-pod", ".slice", true},
+    {"/kubepods.slice/kubepods-burstable.slice", "kubepods-burstable-pod", ".slice", true},
+    {"/kubepods.slice/kubepods-besteffort.slice", "kubepods-besteffort-pod", ".slice", true},
+};
+
+/* "populated 0|1" of cgroup.events (v2), or pids.current > 0 (v1). */
+static int read_populated(int dir_fd, enum cgroup_kind kind, enum pod_cgroup *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        unsigned long long n;
+        const char *p;
+        char *end;
+        int r;
+
+        r = read_small_file_at(dir_fd, kind == CGROUP_V2 ? "cgroup.events" : "pids.current",
+                               POD_CGROUP_FILE_MAX, &text);
+        if (r < 0)
+                return r;
+        if (kind == CGROUP_V2) {
+                p = strncmp(text, "populated ", 10) == 0 ? text : strstr(text, "\npopulated ");
+                if (!p)
+                        return -EBADMSG;
+                p += p == text ? 10 : 11;
+                if ((p[0] != '0' && p[0] != '1') || p[1] != '\n')
+                        return -EBADMSG;
+                *ret = p[0] == '1' ? POD_CGROUP_POPULATED : POD_CGROUP_EMPTY;
+                return 0;
+        }
+        if (text[0] < '0' || text[0] > '9')
+                return -EBADMSG;
+        errno = 0;
+        n = strtoull(text, &end, 10);
+        if (errno != 0 || strcmp(end, "\n") != 0)
+                return -EBADMSG;
+        *ret = n > 0 ? POD_CGROUP_POPULATED : POD_CGROUP_EMPTY;
+        return 0;
+}
+
+/* 0 with *ret when the cgroup at ref is there, -ENOENT when not, -errno. */
+static int look_at(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
+                   enum pod_cgroup *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int r = cgroup_open(m, ref, &fd);
+
+        return r < 0 ? r : read_populated(fd, ref->kind, ret);
+}
+
+int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
+                        struct cgroup_ref *ret_ref)
+{
+        const struct cgroup_ref hierarchies[] = {
+            {.kind = CGROUP_V2},
+            {.kind = CGROUP_V1, .controller = "pids"},
+        };
+        char uid_[64];
+
+        if (strlen(uid) >= sizeof(uid_))
+                return -EINVAL;
+        for (size_t i = 0;; i++) {
+                uid_[i] = uid[i] == '-' ? '_' : uid[i];
+                if (!uid[i])
+                        break;
+        }
+        for (size_t h = 0; h < ELEMENTSOF(hierarchies); h++)
+                for (size_t i = 0; i < ELEMENTSOF(layouts); i++) {
+                        int r;
+
+                        *ret_ref = hierarchies[h];
+                        (void) snprintf(ret_ref->path, sizeof(ret_ref->path), "%s/%s%s%s",
+                                        layouts[i].parent, layouts[i].prefix,
+                                        layouts[i].underscores ? uid_ : uid, layouts[i].suffix);
+                        r = look_at(m, ret_ref, ret);
+                        if (r != -ENOENT)
+                                return r;
+                }
+        *ret = POD_CGROUP_GONE;
+        return 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The cgroup kubelet makes for a pod: the parent of all its containers'
+ * cgroups, the sandbox's included, made before the pod's first container
+ * and removed when the pod is gone, kept while a container restarts even
+ * when no process is left in it. So it says how long a pod lives where its
+ * containers' hooks cannot (containerd never hooks the sandbox; CRI-O with
+ * drop_infra_ctr runs none). Looked for where kubelet's two cgroup drivers
+ * put it, by QoS class:
+ *   cgroupfs: kubepods/pod<uid>, kubepods/{burstable,besteffort}/pod<uid>
+ *   systemd:  kubepods.slice/kubepods-pod<uid_>.slice,
+ *             kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid_>.slice
+ * (<uid_>: the UID with '_' for '-'), in the unified hierarchy, else in v1's
+ * pids hierarchy. Never logs. */
+#pragma once
+
+#include "cgroup.h"
+
+enum pod_cgroup {
+        POD_CGROUP_GONE,      /* none: the pod is gone, or not a kubelet pod */
+        POD_CGROUP_EMPTY,     /* there, with no process in it or below */
+        POD_CGROUP_POPULATED, /* there, with a process in it or below */
+};
+
+/* What kubelet's cgroup of pod uid (canonical) is now, from cgroup.events'
+ * "populated" (v2) or pids.current (v1). *ret_ref names the cgroup found,
+ * or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a file in
+ * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
+ * when the cgroup's file does not parse; -errno. */
+int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
+                        struct cgroup_ref *ret_ref);
