@@ -7,6 +7,7 @@ set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
 libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
+containerd python3-grpcio python3-grpc-tools
 strace jq prometheus go-md2man debhelper dpkg-dev lintian
 clang libclang-rt-14-dev clang-tidy valgrind"
 

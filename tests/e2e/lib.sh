@@ -11,8 +11,10 @@
 # down on exit: leftover containers deleted, emulator unmounted, files removed.
 #
 # Everything lives under one temporary directory: runc and crun get a private
-# --root there, Podman private --root/--runroot/--tmpdir, so tests can run next
-# to each other and to anything else on the machine.
+# --root there, Podman private --root/--runroot/--tmpdir, containerd a private
+# root, state, sockets and runc root, so tests can run next to each other and
+# to anything else on the machine. e2e_resctrlfs_options, set before
+# e2e_init, are the emulator's.
 
 e2e_say() {
         printf '%s\n' "$*" >&2
@@ -44,6 +46,7 @@ e2e_init() {
         case $e2e_runtime in
         runc | crun) e2e_need "$e2e_runtime" ;;
         podman) e2e_need podman runc conmon ;;
+        containerd) e2e_need containerd ctr runc ;;
         *) e2e_fail "unknown runtime '$e2e_runtime'" ;;
         esac
         e2e_need_file "$2"
@@ -104,7 +107,9 @@ e2e_make_rootfs() {
 # wait for, and waits until the mount is there.
 e2e_mount_resctrlfs() {
         mkdir "$e2e_mnt" || e2e_fail "mkdir $e2e_mnt"
-        "$e2e_resctrlfs" -f "$e2e_mnt" </dev/null >"$e2e_tmp/resctrlfs.log" 2>&1 &
+        # shellcheck disable=SC2086 # options, one word each
+        "$e2e_resctrlfs" -f ${e2e_resctrlfs_options:-} "$e2e_mnt" </dev/null \
+                >"$e2e_tmp/resctrlfs.log" 2>&1 &
         e2e_resctrlfs_pid=$!
         e2e_i=0
         until mountpoint -q "$e2e_mnt"; do
@@ -197,6 +202,7 @@ e2e_delete_leftovers() {
                 e2e_podman rm -af -t 0 >/dev/null 2>&1 ||
                         e2e_say "cannot remove leftover containers"
                 ;;
+        containerd) e2e_containerd_teardown ;; # test_containerd.sh's
         esac
 }
 
