@@ -82,11 +82,9 @@ int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod
 
         if (strlen(uid) >= sizeof(uid_))
                 return -EINVAL;
-        for (size_t i = 0;; i++) {
-                uid_[i] = uid[i] == '-' ? '_' : uid[i];
-                if (!uid[i])
-                        break;
-        }
+        memcpy(uid_, uid, strlen(uid) + 1);
+        for (char *c = strchr(uid_, '-'); c; c = strchr(c, '-'))
+                *c = '_';
         for (size_t h = 0; h < ELEMENTSOF(hierarchies); h++)
                 for (size_t i = 0; i < ELEMENTSOF(layouts); i++) {
                         int r;
