@@ -1,8 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The DaemonSet's container: installs the hook onto the node, adopts the pods
-# already running, runs gc, and
-# unregisters the hook when the pod is stopped (SIGTERM).
+# The DaemonSet's container: installs the hook onto the node, registers it
+# once it can work there, adopts the pods already running, and runs gc:
+#   entrypoint.sh              all of that, until SIGTERM
+#   entrypoint.sh ready        the readiness probe: exit 0 once registered
+#   entrypoint.sh uninstall    removes the registration (before deleting the
+#                              DaemonSet; deploy/README.md)
 #
 # The node's directories are mounted into the container at other paths than on
 # the node, so the hooks.d files name the binary and its config by their node
@@ -12,8 +15,14 @@
 # temporary name that does not end in .json, then renamed: no runtime reads half
 # a file, and a hook running the old binary keeps its inode.
 #
-# On SIGTERM only the JSON files go: a runtime that already put the hook into a
-# container's config.json must still find the binary, or that container fails.
+# The hooks are registered only when the hook can work on the node (resctrl
+# mounted, with monitoring; the state directory usable: what a gc --dry-run
+# needs), retried every RMH_RETRY_SECONDS until then, so that no runtime runs
+# a hook that can only fail. SIGTERM (a rollout, a drain, a shutdown) leaves
+# them registered: pods created while this pod is away are still monitored,
+# and a new pod of a rolling update is not undone by the old one's exit. The
+# binary always stays: a runtime that already put the hook into a
+# container's config.json must still find it, or that container fails.
 set -u
 
 bin=${RMH_BIN:-/usr/libexec/resctrl-mon-hook/resctrl-mon-hook}
@@ -24,6 +33,7 @@ install_dir=${RMH_INSTALL_DIR:-/node/install}
 hooks_dir=${RMH_HOOKS_DIR:-/node/hooks.d}
 state_dir=${RMH_STATE_DIR:-/run/resctrl-mon-hook}
 interval=${RMH_GC_INTERVAL:-60}
+retry=${RMH_RETRY_SECONDS:-10}
 stages="createRuntime poststop"
 gc_pid=""
 
@@ -77,24 +87,68 @@ install_json() {
         commit "$tmp" "$hooks_dir" "$name"
 }
 
-# shellcheck disable=SC2317 # uninstall and stop run from the trap
 uninstall() {
         for stage in $stages; do
                 rm -f "$hooks_dir/$(json_name "$stage")" "$hooks_dir/.$(json_name "$stage").tmp"
         done
-        say "removed the hooks.d files from $hooks_dir"
+        say "removed the hooks.d files from $hooks_dir; $node_dir stays for the containers that run it"
 }
 
-# shellcheck disable=SC2317
+# Some stage's file is in hooks.d.
+any_registered() {
+        for stage in $stages; do
+                [ ! -e "$hooks_dir/$(json_name "$stage")" ] || return 0
+        done
+        return 1
+}
+
+# Both stages registered, naming this node directory.
+registered() {
+        for stage in $stages; do
+                grep -qF "\"$node_dir/resctrl-mon-hook\"" "$hooks_dir/$(json_name "$stage")" \
+                        2>/dev/null || return 1
+        done
+}
+
+# Waits until the hook can work on the node: a gc --dry-run opens resctrl (a
+# resctrl mount, with monitoring) and the state directory, and changes nothing.
+# Meanwhile no registration stays (a previous pod's, before a reboot that left
+# resctrl unmounted): under failurePolicy fail it would refuse every container.
+wait_until_usable() {
+        said=""
+        until why=$("$bin" --config "$config" gc --dry-run 2>&1 >/dev/null); do
+                why=$(printf '%s' "$why" | tail -n 1)
+                if [ "$why" != "$said" ]; then
+                        say "not registering the hook yet, retrying every ${retry}s: $why"
+                        said=$why
+                fi
+                ! any_registered || uninstall
+                sleep "$retry" &
+                wait $!
+        done
+}
+
+# shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
-        uninstall
-        if [ -n "$gc_pid" ]; then
-                kill -TERM "$gc_pid" 2>/dev/null
-                wait "$gc_pid"
-        fi
+        [ -z "$gc_pid" ] || kill -TERM "$gc_pid" 2>/dev/null
+        [ -z "$gc_pid" ] || wait "$gc_pid"
+        say "stopped; the hook stays registered (entrypoint.sh uninstall removes it)"
         exit 0
 }
+
+case ${1:-} in
+ready)
+        registered
+        exit
+        ;;
+uninstall)
+        uninstall
+        exit 0
+        ;;
+'') ;;
+*) die "unknown command '$1' (none, ready or uninstall)" ;;
+esac
 
 case $node_dir in
 /*) ;;
@@ -102,6 +156,9 @@ case $node_dir in
 esac
 case $interval in
 '' | *[!0-9]* | 0) die "RMH_GC_INTERVAL '$interval' is not a positive number of seconds" ;;
+esac
+case $retry in
+'' | *[!0-9]* | 0) die "RMH_RETRY_SECONDS '$retry' is not a positive number of seconds" ;;
 esac
 [ -x "$bin" ] || die "$bin is not an executable"
 [ -f "$template" ] || die "$template does not exist"
@@ -115,6 +172,7 @@ if [ -d "$state_dir" ]; then
 fi
 install_file "$bin" "$install_dir" resctrl-mon-hook 0755
 install_file "$config" "$install_dir" config.yaml 0644
+wait_until_usable
 for stage in $stages; do
         install_json "$stage"
 done

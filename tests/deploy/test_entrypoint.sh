@@ -37,10 +37,17 @@ mkdir -p "$tmp/image" "$tmp/node/install" "$tmp/node/hooks.d" "$tmp/node/state" 
 chmod 0755 "$tmp/node/state"
 printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 
-# The stub hook: adopt records that it ran (after the hooks were registered)
-# and returns; gc records who ran it and with what, then waits to be killed.
+# The stub hook: gc --dry-run succeeds while $tmp/usable exists (resctrl
+# mounted), else says why not; adopt records that it ran (after the hooks
+# were registered) and returns; gc records who ran it and with what, then
+# waits to be killed.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
+if [ "$4" = --dry-run ]; then
+        [ -e "$RUN/../usable" ] && exit 0
+        echo "resctrl-mon-hook: '/sys/fs/resctrl' is not a resctrl mount" >&2
+        exit 1
+fi
 if [ "$3" = adopt ]; then
         ls "$RUN/../node/hooks.d" >"$RUN/adopt.saw"
         exit 0
@@ -53,15 +60,20 @@ exec sleep 1000
 EOF
 chmod 0755 "$tmp/image/resctrl-mon-hook"
 
+# entry [COMMAND]: the entrypoint with the stand-in paths.
+entry() {
+        RUN=$run RMH_BIN=$tmp/image/resctrl-mon-hook RMH_TEMPLATE=$top/hooks.d/resctrl-mon-hook.json.in \
+                RMH_CONFIG=$tmp/image/config.yaml RMH_NODE_DIR=$node_dir \
+                RMH_INSTALL_DIR=$tmp/node/install RMH_HOOKS_DIR=$tmp/node/hooks.d \
+                RMH_STATE_DIR=$tmp/node/state RMH_GC_INTERVAL=60 RMH_RETRY_SECONDS=1 \
+                "$@"
+}
+
 # run_entry N: starts the entrypoint under strace in $tmp/runN; sets run and trace_pid.
 run_entry() {
         run=$tmp/run$1
         mkdir -p "$run" || fail "mkdir $run"
-        RUN=$run RMH_BIN=$tmp/image/resctrl-mon-hook RMH_TEMPLATE=$top/hooks.d/resctrl-mon-hook.json.in \
-                RMH_CONFIG=$tmp/image/config.yaml RMH_NODE_DIR=$node_dir \
-                RMH_INSTALL_DIR=$tmp/node/install RMH_HOOKS_DIR=$tmp/node/hooks.d \
-                RMH_STATE_DIR=$tmp/node/state RMH_GC_INTERVAL=60 \
-                strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2 \
+        entry strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2 \
                 -o "$run/trace" sh "$entry" </dev/null >"$run/out" 2>&1 &
         trace_pid=$!
         i=0
@@ -119,25 +131,27 @@ check_installed() {
                 fail "adopt did not run after the hooks were registered"
 }
 
-# stop_entry: SIGTERM to the entrypoint; it must exit 0, having removed the JSON files
-# and stopped gc, and leave the binary and the config.
+# stop_entry: SIGTERM to the entrypoint; it must exit 0, having stopped gc,
+# and leave the hook registered, with its binary and config.
 stop_entry() {
         kill -TERM "$(cat "$run/entry.pid")" || fail "kill the entrypoint"
         wait "$trace_pid"
         rc=$?
         [ "$rc" -eq 0 ] || { cat "$run/out" >&2; fail "the entrypoint exited $rc on SIGTERM"; }
-        [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
-                fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d") after SIGTERM"
+        [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] ||
+                fail "hooks.d holds [$(ls -A "$tmp/node/hooks.d")] after SIGTERM"
+        entry sh "$entry" ready || fail "not ready after SIGTERM"
         [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "the binary was removed on SIGTERM"
         [ -f "$tmp/node/install/config.yaml" ] || fail "the config was removed on SIGTERM"
         ! kill -0 "$(cat "$run/gc.pid")" 2>/dev/null || fail "gc still runs after SIGTERM"
         rm -f "$run/entry.pid" "$run/gc.pid"
 }
 
+touch "$tmp/usable"
 say "-- first install: binary and config, then the JSON files, by rename"
 run_entry 1
 check_installed
-say "-- SIGTERM: the JSON files go, the binary stays"
+say "-- SIGTERM: the hook stays registered"
 stop_entry
 
 say "-- upgrade over what a previous pod left, with a stale temporary file"
@@ -147,6 +161,41 @@ run_entry 2
 [ ! -e "$tmp/node/hooks.d/.50-resctrl-mon-hook-poststop.json.tmp" ] || fail "stale temporary file left"
 check_installed
 stop_entry
+
+say "-- resctrl not mounted: nothing registered (a previous pod's registration removed), not ready"
+rm "$tmp/usable"
+run=$tmp/run4
+mkdir -p "$run"
+entry sh "$entry" </dev/null >"$run/out" 2>&1 &
+entry_pid=$!
+i=0
+until grep -q "not registering the hook yet" "$run/out"; do
+        i=$((i + 1))
+        [ "$i" -le 100 ] || fail "no word of waiting: $(cat "$run/out")"
+        sleep 0.1
+done
+sleep 1.5 # a retry or so
+[ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") while unusable"
+grep -q "is not a resctrl mount" "$run/out" || fail "did not say why: $(cat "$run/out")"
+[ "$(grep -c "not registering" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
+! entry sh "$entry" ready || fail "ready while nothing is registered"
+say "-- resctrl mounted: registered within a retry, ready"
+touch "$tmp/usable"
+i=0
+until [ -f "$run/gc.pid" ]; do
+        i=$((i + 1))
+        [ "$i" -le 30 ] || fail "not registered within 3 s of resctrl appearing: $(cat "$run/out")"
+        sleep 0.1
+done
+entry sh "$entry" ready || fail "not ready once registered"
+kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+rm -f "$run/gc.pid" "$run/entry.pid"
+
+say "-- uninstall: the registration goes, the binary stays"
+entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$run/out")"
+[ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d")"
+[ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "uninstall removed the binary"
+! entry sh "$entry" ready || fail "ready after uninstall"
 
 say "-- refuses to register anything without the binary in the image"
 run=$tmp/run3

@@ -121,8 +121,37 @@ echo '{"ociVersion": "1.0.2", "id": "x", "status": "creating", "pid": 1, "bundle
         createRuntime 2>"$tmp/hook.err" || fail "the hook fails with the ConfigMap's config"
 [ ! -s "$tmp/hook.err" ] || fail "the hook complains about the ConfigMap's config: $(cat "$tmp/hook.err")"
 
+# Admission, scheduling, rollout and readiness.
+ns_doc=$(sed -n 's|^\([0-9]*\)\.kind=Namespace$|\1|p' "$ds")
+[ -n "$ns_doc" ] || fail "no Namespace in deploy/daemonset.yaml"
+expect "$ds" "$ns_doc.metadata.labels.pod-security.kubernetes.io/enforce" privileged
+expect "$ds" "$doc.metadata.namespace" "$(val "$ds" "$ns_doc.metadata.name")"
+expect "$pod" priorityClassName system-node-critical
+expect "$ds" "$doc.spec.updateStrategy.rollingUpdate.maxSurge" 0
+terms=affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.0
+for want in "kubernetes.io/os In linux" "kubernetes.io/arch In amd64" \
+        "feature.node.kubernetes.io/cpu-rdt.RDTMON In true"; do
+        found=""
+        for i in $(sed -n "s|^$terms\.matchExpressions\.\([0-9]*\)\.key=.*|\1|p" "$pod"); do
+                e=$terms.matchExpressions.$i
+                [ "$(val "$pod" "$e.key") $(val "$pod" "$e.operator") $(val "$pod" "$e.values.0")" = \
+                        "$want" ] && found=yes
+        done
+        [ -n "$found" ] || fail "the node affinity does not require $want"
+done
+for r in requests.cpu requests.memory limits.cpu limits.memory; do
+        [ -n "$(val "$pod" "$c.resources.$r")" ] || fail "the container sets no resources.$r"
+done
+expect "$pod" "$c.readinessProbe.exec.command.0" "$(val "$pod" "$c.command.0")"
+expect "$pod" "$c.readinessProbe.exec.command.1" ready
+case $(val "$pod" "$c.image") in
+*/*/* | *.*/* | localhost/*) ;;
+*) fail "the image $(val "$pod" "$c.image") names no registry (short names resolve differently per runtime)" ;;
+esac
+
 # The entrypoint's defaults are the manifest's values, so the image alone agrees.
-for k in RMH_NODE_DIR RMH_INSTALL_DIR RMH_HOOKS_DIR RMH_STATE_DIR RMH_CONFIG RMH_GC_INTERVAL; do
+for k in RMH_NODE_DIR RMH_INSTALL_DIR RMH_HOOKS_DIR RMH_STATE_DIR RMH_CONFIG RMH_GC_INTERVAL \
+        RMH_RETRY_SECONDS; do
         grep -qF "\${$k:-$(env $k)}" "$top/deploy/entrypoint.sh" ||
                 fail "deploy/entrypoint.sh does not default $k to $(env $k)"
 done
