@@ -42,6 +42,20 @@ DESTDIR=$tmp/root cmake --install "$build" --prefix /usr >/dev/null || fail "cma
 layout_bin=/usr/libexec/resctrl-mon-hook/resctrl-mon-hook
 layout_hooks=/usr/share/containers/oci/hooks.d
 [ -x "$tmp/root$layout_bin" ] || fail "cmake does not install $layout_bin"
+[ "$(readlink -f "$tmp/root/usr/sbin/resctrl-mon-hook")" = "$(readlink -f "$tmp/root$layout_bin")" ] ||
+        fail "/usr/sbin/resctrl-mon-hook does not lead to $layout_bin"
+[ "$(readlink "$tmp/root/usr/sbin/resctrl-mon-hook")" = ../libexec/resctrl-mon-hook/resctrl-mon-hook ] ||
+        fail "/usr/sbin/resctrl-mon-hook is not a relative link"
+# An upgrade over an installed binary: a new file renamed over it, never the
+# old one truncated or removed while a runtime may exec it.
+command -v strace >/dev/null 2>&1 || fail "strace is not installed (scripts/install-deps.sh)"
+DESTDIR=$tmp/root strace -f -qq -e trace=openat,unlink,unlinkat,rename,renameat,renameat2 \
+        -o "$tmp/install.trace" cmake --install "$build" --prefix /usr >/dev/null ||
+        fail "cmake --install over an install"
+! grep -E "(openat|unlink|unlinkat)\(.*\"$tmp/root$layout_bin\"" "$tmp/install.trace" ||
+        fail "cmake --install writes or removes $layout_bin in place"
+grep -qE "rename[a-z0-9]*\(.*\"$tmp/root$layout_bin\".*= 0$" "$tmp/install.trace" ||
+        fail "cmake --install does not rename the new binary into place"
 [ -n "$(ls "$tmp/root$layout_hooks"/*.json 2>/dev/null)" ] || fail "cmake installs no $layout_hooks/*.json"
 state_dir=$(sed -n 's|^#stateDir: ||p' "$top/config/config.yaml")
 resctrl=$(sed -n 's|^#resctrlPath: ||p' "$top/config/config.yaml")
