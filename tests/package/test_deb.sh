@@ -126,10 +126,23 @@ e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$e2e_pid"
 e2e_assert_members "$uid" "$e2e_cid"
 
+e2e_step "removal refused while the container runs, its binary kept"
+if dpkg -r "$pkg" >"$e2e_tmp/pkg/remove.log" 2>&1; then
+        pkg_installed=""
+        e2e_fail "dpkg -r removed the hook under a running container"
+fi
+grep -q "pods with running containers use the hook: $uid" "$e2e_tmp/pkg/remove.log" ||
+        e2e_fail "the refusal does not name the pod: $(cat "$e2e_tmp/pkg/remove.log")"
+[ "$(pkg_status)" = installed ] || e2e_fail "$pkg is '$(pkg_status)' after a refused removal"
+[ -x "$installed_hook" ] || e2e_fail "$installed_hook is gone after a refused removal"
+
 e2e_step "podman rm -f: group and state gone"
 e2e_podman rm -f -t 0 "$name" >/dev/null || e2e_fail "podman rm $name"
 e2e_assert_groups
 e2e_assert_no_state "$uid"
+
+[ -L /usr/sbin/resctrl-mon-hook ] && /usr/sbin/resctrl-mon-hook --version >/dev/null ||
+        e2e_fail "resctrl-mon-hook is not on PATH in /usr/sbin"
 
 e2e_step "purge: no file of the package left, the empty state directory removed"
 dpkg --purge "$pkg" >"$e2e_tmp/pkg/purge.log" 2>&1 || {
