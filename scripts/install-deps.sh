@@ -15,6 +15,9 @@ missing=""
 for p in $packages; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# kubectl renders deploy/'s kustomizations; Debian's is kubernetes-client, but
+# any kubectl does (some images carry another package's).
+command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,7 +6,9 @@
 # exactly the four hostPaths; its paths agree with the entrypoint, the sample
 # config, the Containerfile and the layout `cmake --install` makes; the
 # Containerfile copies only files that exist; the containerd examples name the
-# installed hook.
+# installed hook; the base and every overlay render with kubectl kustomize,
+# each overlay doing what it is for; cmake --install renames the binary into
+# place and links /usr/sbin/resctrl-mon-hook to it.
 set -u
 top=$1
 build=$2
@@ -62,9 +64,9 @@ resctrl=$(sed -n 's|^#resctrlPath: ||p' "$top/config/config.yaml")
 [ -n "$state_dir" ] && [ -n "$resctrl" ] || fail "no stateDir or resctrlPath default in config/config.yaml"
 
 echo "-- the DaemonSet"
-ds=$tmp/deploy_daemonset.yaml.flat
+ds=$tmp/deploy_base_daemonset.yaml.flat
 doc=$(sed -n 's|^\([0-9]*\)\.kind=DaemonSet$|\1|p' "$ds")
-[ -n "$doc" ] || fail "no DaemonSet in deploy/daemonset.yaml"
+[ -n "$doc" ] || fail "no DaemonSet in deploy/base/daemonset.yaml"
 grep "^$doc\.spec\.template\.spec\." "$ds" | sed "s|^$doc\.spec\.template\.spec\.||" >"$tmp/pod"
 pod=$tmp/pod
 expect "$pod" hostPID true
@@ -122,7 +124,7 @@ cfg_key=$(basename "$(env RMH_CONFIG)")
 # The ConfigMap's config keeps the hostPaths, and the hook's parser accepts it.
 cm_doc=$(sed -n 's|^\([0-9]*\)\.kind=ConfigMap$|\1|p' "$ds")
 [ "$(val "$ds" "$cm_doc.metadata.name")" = "$(val "$pod" "volumes.$cfg_vol.configMap.name")" ] ||
-        fail "the DaemonSet mounts another ConfigMap than deploy/daemonset.yaml defines"
+        fail "the DaemonSet mounts another ConfigMap than deploy/base/daemonset.yaml defines"
 printf '%b' "$(val "$ds" "$cm_doc.data.$cfg_key")" >"$tmp/config.yaml"
 "$yamlflat" "$tmp/config.yaml" >"$tmp/config.flat" || fail "the ConfigMap's config does not parse"
 v=$(val "$tmp/config.flat" 0.stateDir)
@@ -137,7 +139,7 @@ echo '{"ociVersion": "1.0.2", "id": "x", "status": "creating", "pid": 1, "bundle
 
 # Admission, scheduling, rollout and readiness.
 ns_doc=$(sed -n 's|^\([0-9]*\)\.kind=Namespace$|\1|p' "$ds")
-[ -n "$ns_doc" ] || fail "no Namespace in deploy/daemonset.yaml"
+[ -n "$ns_doc" ] || fail "no Namespace in deploy/base/daemonset.yaml"
 expect "$ds" "$ns_doc.metadata.labels.pod-security.kubernetes.io/enforce" privileged
 expect "$ds" "$doc.metadata.namespace" "$(val "$ds" "$ns_doc.metadata.name")"
 expect "$pod" priorityClassName system-node-critical
@@ -207,11 +209,49 @@ for stage in createRuntime poststop; do
         expect "$spec" "0.hooks.$stage.0.path" "$layout_bin"
         expect "$spec" "0.hooks.$stage.0.args.1" "$stage"
 done
-inj=$tmp/deploy_containerd_hook-injector_hook-dir.yaml.flat
-# The injector checks the hook's path in its own mount namespace: same path as the node's.
-expect "$inj" 0.spec.template.spec.volumes.0.hostPath.path "$node_dir"
-expect "$inj" 0.spec.template.spec.containers.0.volumeMounts.0.mountPath "$node_dir"
-expect "$inj" 0.spec.template.spec.containers.0.volumeMounts.0.readOnly true
-kz=$tmp/deploy_containerd_hook-injector_kustomization.yaml.flat
-expect "$kz" 0.patches.0.path hook-dir.yaml
+
+echo "-- kustomize: the base and every overlay render offline"
+command -v kubectl >/dev/null 2>&1 || fail "kubectl is not installed (scripts/install-deps.sh)"
+# render DIR: kubectl kustomize's output, flattened, in $tmp/<name>.rendered
+render() {
+        out=$tmp/$(echo "$1" | tr / _).rendered
+        kubectl kustomize "$top/$1" >"$out.yaml" 2>"$out.err" ||
+                fail "kubectl kustomize $1: $(cat "$out.err")"
+        "$yamlflat" "$out.yaml" >"$out" || fail "the rendering of $1 does not parse"
+}
+# doc_of FLAT KIND NAME: the document index of that object.
+doc_of() {
+        for d in $(sed -n "s|^\([0-9]*\)\.kind=$2\$|\1|p" "$1"); do
+                [ "$(val "$1" "$d.metadata.name")" = "$3" ] && { echo "$d"; return; }
+        done
+        fail "$(basename "$1"): no $2 $3"
+}
+# hostpath_mount FLAT DOC VOLUME_PATH: where the first container mounts that hostPath.
+hostpath_mount() {
+        i=$(sed -n "s|^$2\.spec\.template\.spec\.volumes\.\([0-9]*\)\.hostPath\.path=$3\$|\1|p" "$1")
+        [ -n "$i" ] || fail "$(basename "$1"): no hostPath $3"
+        n=$(val "$1" "$2.spec.template.spec.volumes.$i.name")
+        j=$(sed -n "s|^$2\.spec\.template\.spec\.containers\.0\.volumeMounts\.\([0-9]*\)\.name=$n\$|\1|p" "$1")
+        [ -n "$j" ] || fail "$(basename "$1"): the hostPath $3 is not mounted"
+        val "$1" "$2.spec.template.spec.containers.0.volumeMounts.$j.mountPath"
+}
+for dir in deploy/base $(cd "$top" && ls -d deploy/overlays/*); do
+        render "$dir"
+        d=$(doc_of "$out" DaemonSet resctrl-mon-hook)
+        expect "$out" "$d.spec.template.spec.hostPID" true
+        expect "$out" "$d.spec.updateStrategy.rollingUpdate.maxSurge" 0
+        n=$(doc_of "$out" Namespace resctrl-mon-hook)
+        expect "$out" "$n.metadata.labels.pod-security.kubernetes.io/enforce" privileged
+done
+render deploy/overlays/cri-o-etc
+d=$(doc_of "$out" DaemonSet resctrl-mon-hook)
+[ "$(hostpath_mount "$out" "$d" /etc/containers/oci/hooks.d)" = "$(env RMH_HOOKS_DIR)" ] ||
+        fail "cri-o-etc does not register the hook in /etc/containers/oci/hooks.d"
+render deploy/overlays/containerd-nri
+d=$(doc_of "$out" DaemonSet nri-plugin-hook-injector)
+# The injector checks a hook's path in its own mount namespace: same path as the node's.
+[ "$(hostpath_mount "$out" "$d" "$node_dir")" = "$node_dir" ] ||
+        fail "the hook-injector does not see $node_dir at the node's path"
+[ "$(hostpath_mount "$out" "$d" "$layout_hooks")" = "$layout_hooks" ] ||
+        fail "the hook-injector does not read $layout_hooks, where the DaemonSet registers the hook"
 echo PASS
