@@ -126,6 +126,13 @@ e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$e2e_pid"
 e2e_assert_members "$uid" "$e2e_cid"
 
+e2e_step "check from a shell: on PATH, one row per check"
+check_rc=0
+env PATH=/usr/sbin:/usr/bin:/sbin:/bin resctrl-mon-hook check >"$e2e_tmp/pkg/check.out" 2>&1 ||
+        check_rc=$?
+[ "$check_rc" -le 1 ] || e2e_fail "resctrl-mon-hook check exited $check_rc: $(cat "$e2e_tmp/pkg/check.out")"
+grep -q "mount" "$e2e_tmp/pkg/check.out" || e2e_fail "check printed no mount row: $(cat "$e2e_tmp/pkg/check.out")"
+
 e2e_step "removal refused while the container runs, its binary kept"
 if dpkg -r "$pkg" >"$e2e_tmp/pkg/remove.log" 2>&1; then
         pkg_installed=""
@@ -140,9 +147,6 @@ e2e_step "podman rm -f: group and state gone"
 e2e_podman rm -f -t 0 "$name" >/dev/null || e2e_fail "podman rm $name"
 e2e_assert_groups
 e2e_assert_no_state "$uid"
-
-[ -L /usr/sbin/resctrl-mon-hook ] && /usr/sbin/resctrl-mon-hook --version >/dev/null ||
-        e2e_fail "resctrl-mon-hook is not on PATH in /usr/sbin"
 
 e2e_step "purge: no file of the package left, the empty state directory removed"
 dpkg --purge "$pkg" >"$e2e_tmp/pkg/purge.log" 2>&1 || {
