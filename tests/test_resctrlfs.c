@@ -1451,6 +1451,104 @@ START_TEST(test_many_groups)
 }
 END_TEST
 
+/* ABMC (v6.18+ "mbm_event" mode): 4 counters per domain, 2 domains. */
+START_TEST(test_abmc)
+{
+        pid_t a = sleeper();
+        unsigned long long v;
+
+        emu_mount("--mbm-counters", "4", "--l3-domains", "2", NULL);
+        assert_file("info/L3_MON/mbm_assign_mode", "[mbm_event]\ndefault\n");
+        assert_file("info/L3_MON/num_mbm_cntrs", "0=4;1=4\n");
+        assert_file("info/L3_MON/mbm_assign_on_mkdir", "1\n");
+        /* The default group holds its own: two events in each domain. */
+        assert_file("mbm_L3_assignments", "mbm_total_bytes:0=e;1=e\nmbm_local_bytes:0=e;1=e\n");
+        assert_file("info/L3_MON/available_mbm_cntrs", "0=2;1=2\n");
+
+        /* mkdir assigns what is left, an event stopping at the first domain
+         * that has none; mkdir still succeeds and says so. */
+        ck_assert_int_eq(mkdir_at("mon_groups/full"), 0);
+        assert_file("info/last_cmd_status", "ok\n");
+        assert_file("info/L3_MON/available_mbm_cntrs", "0=0;1=0\n");
+        ck_assert_int_eq(mkdir_at("mon_groups/none"), 0);
+        assert_file("info/last_cmd_status",
+                    "Failed to allocate counter for mbm_total_bytes in domain 0\n"
+                    "Failed to allocate counter for mbm_local_bytes in domain 0\n");
+        assert_file("mon_groups/none/mbm_L3_assignments",
+                    "mbm_total_bytes:0=_;1=_\nmbm_local_bytes:0=_;1=_\n");
+        assert_file("mon_groups/none/mon_data/mon_L3_01/mbm_local_bytes", "Unassigned\n");
+        ck_assert_uint_eq(read_u64("mon_groups/none/mon_data/mon_L3_00/llc_occupancy"), 0);
+
+        /* Writes: one event, a domain or '*', e or _; applied in order up
+         * to the first domain without a counter. */
+        ck_assert_int_eq(write_at("mon_groups/full/mbm_L3_assignments", "mbm_local_bytes:*=_\n"),
+                         0);
+        assert_file("info/L3_MON/available_mbm_cntrs", "0=1;1=1\n");
+        move("mon_groups/none/tasks", a);
+        ck_assert_int_eq(write_at("mon_groups/none/mbm_L3_assignments", "mbm_local_bytes:1=e;0=e"),
+                         0);
+        assert_file("mon_groups/none/mbm_L3_assignments",
+                    "mbm_total_bytes:0=_;1=_\nmbm_local_bytes:0=e;1=e\n");
+        assert_file("mon_groups/none/mon_data/mon_L3_00/mbm_total_bytes", "Unassigned\n");
+        ck_assert_int_eq(write_at("mon_groups/none/mbm_L3_assignments", "mbm_total_bytes:0=e"),
+                         -ENOSPC);
+        assert_file("info/last_cmd_status",
+                    "Failed to allocate counter for mbm_total_bytes in domain 0\n");
+        for (const char *const *bad =
+                 (const char *const[]){"mbm_total_bytes", "bogus:0=e", "mbm_total_bytes:2=e",
+                                       "mbm_total_bytes:0=x", "mbm_total_bytes:0", NULL};
+             *bad; bad++)
+                ck_assert_msg(write_at("mon_groups/none/mbm_L3_assignments", *bad) == -EINVAL,
+                              "%s accepted", *bad);
+        ck_assert_str_ne(read_at("info/last_cmd_status"), "ok\n");
+
+        /* A counter counts from its assignment; rmdir frees the group's. */
+        sleep_ms(100);
+        v = read_u64("mon_groups/none/mon_data/mon_L3_00/mbm_local_bytes");
+        ck_assert_uint_gt(v, 0);
+        ck_assert_int_eq(write_at("mon_groups/none/mbm_L3_assignments", "mbm_local_bytes:0=_"), 0);
+        ck_assert_int_eq(write_at("mon_groups/none/mbm_L3_assignments", "mbm_local_bytes:0=e"), 0);
+        ck_assert_uint_lt(read_u64("mon_groups/none/mon_data/mon_L3_00/mbm_local_bytes"), v);
+        ck_assert_int_eq(rmdir_at("mon_groups/full"), 0); /* held mbm_total_bytes in both */
+        assert_file("info/L3_MON/available_mbm_cntrs", "0=1;1=1\n");
+
+        /* mbm_assign_on_mkdir 0: groups start without counters. The mode
+         * itself is never written. */
+        ck_assert_int_eq(write_at("info/L3_MON/mbm_assign_on_mkdir", "0\n"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/later"), 0);
+        assert_file("mon_groups/later/mbm_L3_assignments",
+                    "mbm_total_bytes:0=_;1=_\nmbm_local_bytes:0=_;1=_\n");
+        ck_assert_int_eq(write_at("info/L3_MON/mbm_assign_on_mkdir", "2"), -EINVAL);
+        ck_assert_int_eq(write_at("info/L3_MON/mbm_assign_mode", "default"), -EINVAL);
+        assert_file("info/L3_MON/mbm_assign_mode", "[mbm_event]\ndefault\n");
+}
+END_TEST
+
+/* A CTRL_MON group's event counts what it and its MON groups have counters
+ * for, and is Unassigned only when none has. */
+START_TEST(test_abmc_ctrl_groups)
+{
+        emu_mount("--mbm-counters", "4", NULL);
+        ck_assert_int_eq(write_at("info/L3_MON/mbm_assign_on_mkdir", "0"), 0);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
+        assert_file("g/mon_data/mon_L3_00/mbm_total_bytes", "Unassigned\n");
+        ck_assert_int_eq(write_at("g/mon_groups/m/mbm_L3_assignments", "mbm_total_bytes:0=e"), 0);
+        ck_assert_uint_eq(read_u64("g/mon_data/mon_L3_00/mbm_total_bytes"), 0);
+        assert_file("g/mon_data/mon_L3_00/mbm_local_bytes", "Unassigned\n");
+}
+END_TEST
+
+START_TEST(test_no_abmc)
+{
+        emu_mount(NULL);
+        ck_assert_int_eq(faccessat(root_fd, "mbm_L3_assignments", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(root_fd, "info/L3_MON/mbm_assign_mode", F_OK, 0), -1);
+        ck_assert_int_eq(mkdir_at("mon_groups/m"), 0);
+        ck_assert_uint_eq(read_u64("mon_groups/m/mon_data/mon_L3_00/mbm_total_bytes"), 0);
+}
+END_TEST
+
 START_TEST(test_other_files)
 {
         unsigned n = (unsigned) sysconf(_SC_NPROCESSORS_CONF);
@@ -1590,6 +1688,9 @@ static Suite *resctrlfs_suite(void)
             {"many_groups", test_many_groups},
             {"rename", test_rename},
             {"counters", test_counters},
+            {"abmc", test_abmc},
+            {"abmc_ctrl_groups", test_abmc_ctrl_groups},
+            {"no_abmc", test_no_abmc},
             {"other_files", test_other_files},
             {"flock_root", test_flock_root},
             {"other_mount_namespace", test_other_mount_namespace},

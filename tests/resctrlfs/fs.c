@@ -29,6 +29,7 @@ enum node_kind {
         NODE_INFO_DIR,
         NODE_INFO_RES_DIR, /* info_dirs[res] */
         NODE_INFO_FILE,    /* info_dirs[res].files[idx] */
+        NODE_ABMC_FILE,    /* abmc_files[idx], in info/L3_MON with ABMC */
         NODE_LAST_CMD_STATUS,
 };
 
@@ -52,16 +53,26 @@ enum {
         GF_SCHEMATA,
         GF_MODE,
         GF_SIZE,
-        GF_MON_HW_ID,  /* with the debug mount option: the group's RMID */
-        GF_CTRL_HW_ID, /* with the debug mount option: a CTRL_MON group's CLOSID */
+        GF_MON_HW_ID,       /* with the debug mount option: the group's RMID */
+        GF_CTRL_HW_ID,      /* with the debug mount option: a CTRL_MON group's CLOSID */
+        GF_MBM_ASSIGNMENTS, /* with ABMC: the group's counters */
         GF_COUNT
 };
 /* A MON group has only the first three (RFTYPE_BASE without RFTYPE_CTRL). */
 #define MON_GROUP_FILES 3
 #define CTRL_GROUP_FILES GF_MON_HW_ID
 static const struct file_def group_files[GF_COUNT] = {
-    {"tasks", 0644}, {"cpus", 0644}, {"cpus_list", 0644}, {"schemata", 0644},
-    {"mode", 0644},  {"size", 0444}, {"mon_hw_id", 0444}, {"ctrl_hw_id", 0444},
+    {"tasks", 0644},     {"cpus", 0644},       {"cpus_list", 0644},
+    {"schemata", 0644},  {"mode", 0644},       {"size", 0444},
+    {"mon_hw_id", 0444}, {"ctrl_hw_id", 0444}, {"mbm_L3_assignments", 0644},
+};
+
+enum { ABMC_MODE, ABMC_NUM, ABMC_AVAILABLE, ABMC_ON_MKDIR, ABMC_COUNT };
+static const struct file_def abmc_files[ABMC_COUNT] = {
+    {"mbm_assign_mode", 0644},
+    {"num_mbm_cntrs", 0444},
+    {"available_mbm_cntrs", 0444},
+    {"mbm_assign_on_mkdir", 0644},
 };
 
 enum { RES_L3, RES_PERF_PKG, RES_COUNT };
@@ -158,7 +169,8 @@ static bool node_is_dir(const struct node *n)
 static bool node_is_info(const struct node *n)
 {
         return n->kind == NODE_INFO_DIR || n->kind == NODE_INFO_RES_DIR ||
-               n->kind == NODE_INFO_FILE || n->kind == NODE_LAST_CMD_STATUS;
+               n->kind == NODE_INFO_FILE || n->kind == NODE_ABMC_FILE ||
+               n->kind == NODE_LAST_CMD_STATUS;
 }
 
 /* ---- the tree ---- */
@@ -186,6 +198,9 @@ static int group_dir_children(struct fs *fs, struct group *g, child_fn fn, void 
                         EMIT(group_files[GF_CTRL_HW_ID].name, .kind = NODE_GROUP_FILE, .g = g,
                              .idx = GF_CTRL_HW_ID);
         }
+        if (model_abmc(fs->m))
+                EMIT(group_files[GF_MBM_ASSIGNMENTS].name, .kind = NODE_GROUP_FILE, .g = g,
+                     .idx = GF_MBM_ASSIGNMENTS);
         if (g == root)
                 EMIT("info", .kind = NODE_INFO_DIR);
         if (g->type == GROUP_CTRL)
@@ -243,6 +258,9 @@ static int for_each_child(struct fs *fs, const struct node *dir, child_fn fn, vo
                 for (unsigned i = 0; i < info_dirs[dir->res].n_files; i++)
                         EMIT(info_dirs[dir->res].files[i].name, .kind = NODE_INFO_FILE,
                              .res = dir->res, .idx = i);
+                if (dir->res == INFO_L3_MON && model_abmc(fs->m))
+                        for (unsigned i = 0; i < ABMC_COUNT; i++)
+                                EMIT(abmc_files[i].name, .kind = NODE_ABMC_FILE, .idx = i);
                 return 0;
         default:
                 return -ENOTDIR;
@@ -345,6 +363,8 @@ static mode_t node_mode(const struct node *n)
                 return S_IFREG | group_files[n->idx].mode;
         case NODE_INFO_FILE:
                 return S_IFREG | info_dirs[n->res].files[n->idx].mode;
+        case NODE_ABMC_FILE:
+                return S_IFREG | abmc_files[n->idx].mode;
         case NODE_EVENT_FILE:
         case NODE_LAST_CMD_STATUS:
                 break;
@@ -430,8 +450,37 @@ static int render_group_file(struct fs *fs, const struct node *n, FILE *f)
         case GF_CTRL_HW_ID:
                 fprintf(f, "%u\n", n->g->closid);
                 break;
+        case GF_MBM_ASSIGNMENTS:
+                r = model_assignments_read(fs->m, n->g, &tasks);
+                if (r < 0)
+                        return r;
+                fputs(tasks, f);
+                break;
         }
         return 0;
+}
+
+/* "0=32;1=32": a per-domain count, as num_mbm_cntrs and available_mbm_cntrs show it. */
+static void render_abmc_file(struct fs *fs, const struct node *n, FILE *f)
+{
+        const struct model_config *cfg = model_config(fs->m);
+
+        switch (n->idx) {
+        case ABMC_MODE:
+                fputs("[mbm_event]\ndefault\n", f);
+                break;
+        case ABMC_NUM:
+        case ABMC_AVAILABLE:
+                for (unsigned d = 0; d < cfg->l3_domains; d++)
+                        fprintf(f, "%s%u=%u", d ? ";" : "", d,
+                                n->idx == ABMC_NUM ? cfg->mbm_counters
+                                                   : model_mbm_available(fs->m, d));
+                fputc('\n', f);
+                break;
+        case ABMC_ON_MKDIR:
+                fprintf(f, "%d\n", model_mbm_on_mkdir(fs->m));
+                break;
+        }
 }
 
 static void render_info_file(struct fs *fs, const struct node *n, FILE *f)
@@ -465,7 +514,14 @@ static int render_event_file(struct fs *fs, const struct node *n, FILE *f)
         int r;
 
         model_refresh(fs->m);
-        v = model_event_value(fs->m, n->g, res->events[n->idx]);
+        if (n->res == RES_L3 && n->idx > 0 && model_abmc(fs->m)) {
+                /* mbm_total_bytes, mbm_local_bytes: what the group's counters count. */
+                if (model_mbm_value(fs->m, n->g, n->idx - 1, n->dom, &v) < 0) {
+                        fputs("Unassigned\n", f);
+                        return 0;
+                }
+        } else
+                v = model_event_value(fs->m, n->g, res->events[n->idx]);
         if (!res->fixed_point) {
                 fprintf(f, "%llu\n", (unsigned long long) v);
                 return 0;
@@ -493,6 +549,8 @@ static int render(struct fs *fs, const struct node *n, char **ret, size_t *ret_l
                 r = render_event_file(fs, n, f);
         else if (n->kind == NODE_INFO_FILE)
                 render_info_file(fs, n, f);
+        else if (n->kind == NODE_ABMC_FILE)
+                render_abmc_file(fs, n, f);
         else if (n->kind == NODE_LAST_CMD_STATUS)
                 fputs(model_status(fs->m), f);
         if (fclose(f) != 0)
@@ -652,15 +710,27 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t offset
                 return -ENOENT;
         if (h->node.kind == NODE_GROUP_FILE && h->node.idx == GF_TASKS)
                 return (int) model_tasks_write(fs->m, g, buf, size, fuse_get_context()->pid);
+        if (h->node.kind == NODE_GROUP_FILE && h->node.idx == GF_MBM_ASSIGNMENTS)
+                return (int) model_assignments_write(fs->m, g, buf, size);
         if (h->node.kind == NODE_GROUP_FILE) {
                 /* cpus, cpus_list, schemata, mode: accepted and ignored. */
                 model_status_clear(fs->m);
                 return (int) size;
         }
-        if (h->node.kind != NODE_INFO_FILE)
-                return -EACCES;
         memcpy(text, buf, size);
         text[size] = '\0';
+        if (h->node.kind == NODE_ABMC_FILE && h->node.idx == ABMC_ON_MKDIR) {
+                r = model_mbm_on_mkdir_set(fs->m, text);
+                return r < 0 ? r : (int) size;
+        }
+        if (h->node.kind == NODE_ABMC_FILE) {
+                /* The mode is fixed here, as on systems that cannot switch it. */
+                model_status_clear(fs->m);
+                model_status_printf(fs->m, "Counter assignment mode is fixed\n");
+                return -EINVAL;
+        }
+        if (h->node.kind != NODE_INFO_FILE)
+                return -EACCES;
         r = model_max_threshold_set(fs->m, text);
         return r < 0 ? r : (int) size;
 }

@@ -17,7 +17,7 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
                 "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
-                "                 [--debug] [--no-fork-tracking] MOUNTPOINT\n");
+                "                 [--mbm-counters N] [--debug] [--no-fork-tracking] MOUNTPOINT\n");
 }
 
 static int parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -69,6 +69,7 @@ int main(int argc, char *argv[])
             {"l3-domains", required_argument, NULL, 'l'},
             {"perf-pkg-domains", required_argument, NULL, 'p'},
             {"limbo-ms", required_argument, NULL, 'm'},
+            {"mbm-counters", required_argument, NULL, 'M'},
             {"debug", no_argument, NULL, 'd'},
             {"no-fork-tracking", no_argument, NULL, 'F'},
             {"help", no_argument, NULL, 'h'},
@@ -107,6 +108,9 @@ int main(int argc, char *argv[])
                         break;
                 case 'm':
                         r = parse_unsigned(optarg, 0, 3600 * 1000, &cfg.limbo_ms);
+                        break;
+                case 'M':
+                        r = parse_unsigned(optarg, 1, 1024, &cfg.mbm_counters);
                         break;
                 case 'd':
                         cfg.debug = true;

@@ -68,9 +68,11 @@ struct model {
         size_t status_len;
         unsigned max_threshold;
         int proc_fd;
-        bool exits_reported; /* no need to look for every exited task in /proc */
-        bool events_lost;    /* since the last full look */
-        pid_t *exited;       /* reported exited; listed until reaped, as zombies are */
+        bool exits_reported;     /* no need to look for every exited task in /proc */
+        bool events_lost;        /* since the last full look */
+        unsigned *mbm_available; /* ABMC: free counters per L3 domain */
+        bool mbm_on_mkdir;
+        pid_t *exited; /* reported exited; listed until reaped, as zombies are */
         size_t n_exited, cap_exited;
 };
 
@@ -94,16 +96,33 @@ static struct group *group_new(struct model *m, enum group_type type, const char
         g->type = type;
         g->mode = mode;
         g->last_usec = now_usec();
+        if (m->cfg.mbm_counters > 0) {
+                g->assigned = calloc(MBM_EVENTS * m->cfg.l3_domains, sizeof(*g->assigned));
+                g->assigned_at = calloc(MBM_EVENTS * m->cfg.l3_domains, sizeof(*g->assigned_at));
+                if (!g->assigned || !g->assigned_at) {
+                        free(g->assigned);
+                        free(g->assigned_at);
+                        free(g->name);
+                        free(g);
+                        return NULL;
+                }
+        }
         return g;
 }
 
 static void group_free(struct group *g)
 {
         if (g) {
+                free(g->assigned);
+                free(g->assigned_at);
                 free(g->name);
                 free(g);
         }
 }
+
+/* ABMC's part of mkdir and rmdir (below, with the counters they assign). */
+static void mbm_assign_all(struct model *m, struct group *g);
+static void mbm_free_all(struct model *m, struct group *g);
 
 int model_new(const struct model_config *cfg, struct model **ret)
 {
@@ -119,7 +138,14 @@ int model_new(const struct model_config *cfg, struct model **ret)
         m->rmids = calloc(cfg->num_rmids, sizeof(*m->rmids));
         m->closid_used = calloc(cfg->num_closids, sizeof(*m->closid_used));
         m->groups = m->last_group = group_new(m, GROUP_CTRL, "", 0555);
-        if (m->proc_fd < 0 || !m->rmids || !m->closid_used || !m->groups) {
+        m->mbm_on_mkdir = true;
+        if (cfg->mbm_counters > 0) {
+                m->mbm_available = calloc(cfg->l3_domains, sizeof(*m->mbm_available));
+                for (unsigned d = 0; m->mbm_available && d < cfg->l3_domains; d++)
+                        m->mbm_available[d] = cfg->mbm_counters;
+        }
+        if (m->proc_fd < 0 || !m->rmids || !m->closid_used || !m->groups ||
+            (cfg->mbm_counters > 0 && !m->mbm_available)) {
                 model_free(m);
                 return -ENOMEM;
         }
@@ -130,6 +156,8 @@ int model_new(const struct model_config *cfg, struct model **ret)
         m->rmids[0].state = RMID_USED;
         m->closid_used[0] = true;
         m->max_threshold = (unsigned) (L3_CACHE_BYTES / cfg->num_rmids) & ~63U;
+        mbm_assign_all(m, m->groups); /* the default group holds its own */
+        model_status_clear(m);
         *ret = m;
         return 0;
 }
@@ -155,6 +183,7 @@ void model_free(struct model *m)
                 (void) close(m->proc_fd);
         free(m->rmids);
         free(m->closid_used);
+        free(m->mbm_available);
         free(m->exited);
         free(m);
 }
@@ -644,6 +673,7 @@ int model_mkdir_ctrl(struct model *m, const char *name, mode_t mode, uid_t uid, 
         g->uid = uid;
         g->gid = gid;
         group_append(m, g);
+        mbm_assign_all(m, g);
         if (ret)
                 *ret = g;
         return 0;
@@ -674,6 +704,7 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
         g->uid = uid;
         g->gid = gid;
         group_append(m, g);
+        mbm_assign_all(m, g);
         if (ret)
                 *ret = g;
         return 0;
@@ -681,6 +712,7 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
 
 static void mon_group_destroy(struct model *m, struct group *g)
 {
+        mbm_free_all(m, g);
         rmid_free(m, g->rmid);
         group_unlink(m, g);
         group_free(g);
@@ -709,6 +741,7 @@ void model_rmdir(struct model *m, struct group *g)
                 while (g->tasks)
                         task_place(g->tasks, root, NULL);
                 m->closid_used[g->closid] = false;
+                mbm_free_all(m, g);
                 rmid_free(m, g->rmid);
                 group_unlink(m, g);
                 group_free(g);
@@ -981,6 +1014,205 @@ uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev
                 sum += rmid_event_value(h, ev);
         }
         return sum;
+}
+
+/* ---- assignable counters (ABMC) ---- */
+
+static const char *const mbm_event_names[MBM_EVENTS] = {"mbm_total_bytes", "mbm_local_bytes"};
+static const enum model_event mbm_model_events[MBM_EVENTS] = {EVENT_MBM_TOTAL_BYTES,
+                                                              EVENT_MBM_LOCAL_BYTES};
+
+bool model_abmc(const struct model *m)
+{
+        return m->cfg.mbm_counters > 0;
+}
+
+unsigned model_mbm_available(const struct model *m, unsigned dom)
+{
+        return m->mbm_available[dom];
+}
+
+bool model_mbm_on_mkdir(const struct model *m)
+{
+        return m->mbm_on_mkdir;
+}
+
+int model_mbm_on_mkdir_set(struct model *m, const char *buf)
+{
+        if ((buf[0] != '0' && buf[0] != '1') || (buf[1] != '\0' && strcmp(buf + 1, "\n") != 0))
+                return -EINVAL;
+        m->mbm_on_mkdir = buf[0] == '1';
+        return 0;
+}
+
+const char *model_mbm_event_name(enum model_mbm_event ev)
+{
+        return mbm_event_names[ev];
+}
+
+static size_t slot(const struct model *m, enum model_mbm_event ev, unsigned dom)
+{
+        return (size_t) ev * m->cfg.l3_domains + dom;
+}
+
+/* rdtgroup_alloc_assign_cntr(): a counter of dom for (g, ev), counting from
+ * now; -ENOSPC with the kernel's message when dom has none left. */
+static int mbm_assign(struct model *m, struct group *g, enum model_mbm_event ev, unsigned dom)
+{
+        size_t i = slot(m, ev, dom);
+
+        if (g->assigned[i])
+                return 0;
+        if (m->mbm_available[dom] == 0) {
+                model_status_printf(m, "Failed to allocate counter for %s in domain %u\n",
+                                    mbm_event_names[ev], dom);
+                return -ENOSPC;
+        }
+        m->mbm_available[dom]--;
+        group_advance(g, now_usec());
+        g->assigned[i] = true;
+        g->assigned_at[i] = rmid_event_value(g, mbm_model_events[ev]);
+        return 0;
+}
+
+static void mbm_unassign(struct model *m, struct group *g, enum model_mbm_event ev, unsigned dom)
+{
+        size_t i = slot(m, ev, dom);
+
+        if (g->assigned[i]) {
+                g->assigned[i] = false;
+                m->mbm_available[dom]++;
+        }
+}
+
+/* rdtgroup_assign_cntrs(): each event in every domain, in order, an event
+ * stopping at the first domain that fails. */
+static void mbm_assign_all(struct model *m, struct group *g)
+{
+        if (!model_abmc(m) || !m->mbm_on_mkdir)
+                return;
+        for (unsigned ev = 0; ev < MBM_EVENTS; ev++)
+                for (unsigned d = 0; d < m->cfg.l3_domains; d++)
+                        if (mbm_assign(m, g, ev, d) < 0)
+                                break;
+}
+
+static void mbm_free_all(struct model *m, struct group *g)
+{
+        if (!model_abmc(m))
+                return;
+        for (unsigned ev = 0; ev < MBM_EVENTS; ev++)
+                for (unsigned d = 0; d < m->cfg.l3_domains; d++)
+                        mbm_unassign(m, g, ev, d);
+}
+
+int model_assignments_read(struct model *m, const struct group *g, char **ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return -ENOMEM;
+        for (unsigned ev = 0; ev < MBM_EVENTS; ev++) {
+                fprintf(f, "%s:", mbm_event_names[ev]);
+                for (unsigned d = 0; d < m->cfg.l3_domains; d++)
+                        fprintf(f, "%s%u=%c", d ? ";" : "", d,
+                                g->assigned[slot(m, ev, d)] ? 'e' : '_');
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int parse_domain(const struct model *m, const char *s, bool *ret_all, unsigned *ret)
+{
+        char *end;
+        unsigned long v;
+
+        *ret_all = strcmp(s, "*") == 0;
+        if (*ret_all)
+                return 0;
+        if (!isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || *end != '\0' || v >= m->cfg.l3_domains)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* mbm_L3_assignments_write(): applied in order up to the first error. */
+ssize_t model_assignments_write(struct model *m, struct group *g, const char *buf, size_t len)
+{
+        _cleanup_free_ char *text = strndup(buf, len);
+        char *p, *colon, *item, *save = NULL;
+        unsigned ev;
+
+        if (!text)
+                return -ENOMEM;
+        model_status_clear(m);
+        p = strim(text);
+        colon = strchr(p, ':');
+        if (!colon) {
+                model_status_printf(m, "Invalid format\n");
+                return -EINVAL;
+        }
+        *colon = '\0';
+        for (ev = 0; ev < MBM_EVENTS && strcmp(p, mbm_event_names[ev]) != 0; ev++)
+                ;
+        if (ev == MBM_EVENTS) {
+                model_status_printf(m, "Invalid event %s\n", p);
+                return -EINVAL;
+        }
+        for (item = strtok_r(colon + 1, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+                char *eq = strchr(item, '=');
+                unsigned dom = 0;
+                bool all = false;
+
+                if (eq)
+                        *eq = '\0';
+                if (!eq || parse_domain(m, item, &all, &dom) < 0 ||
+                    (strcmp(eq + 1, "e") != 0 && strcmp(eq + 1, "_") != 0)) {
+                        model_status_printf(m, "Invalid assignment %s\n", item);
+                        return -EINVAL;
+                }
+                for (unsigned d = all ? 0 : dom; d < (all ? m->cfg.l3_domains : dom + 1); d++) {
+                        if (eq[1] == '_') {
+                                mbm_unassign(m, g, ev, d);
+                                continue;
+                        }
+                        if (mbm_assign(m, g, ev, d) < 0)
+                                return -ENOSPC;
+                }
+        }
+        return (ssize_t) len;
+}
+
+int model_mbm_value(struct model *m, struct group *g, enum model_mbm_event ev, unsigned dom,
+                    uint64_t *ret)
+{
+        int64_t now = now_usec();
+        bool any = false;
+
+        if (!model_abmc(m)) {
+                *ret = model_event_value(m, g, mbm_model_events[ev]);
+                return 0;
+        }
+        *ret = 0;
+        for (struct group *h = g; h; h = next_listed_group(m, g, h)) {
+                size_t i = slot(m, ev, dom);
+
+                if (!h->assigned[i])
+                        continue;
+                group_advance(h, now);
+                *ret += rmid_event_value(h, mbm_model_events[ev]) - h->assigned_at[i];
+                any = true;
+        }
+        return any ? 0 : -ENOENT;
 }
 
 int model_max_threshold_set(struct model *m, const char *buf)

@@ -23,8 +23,9 @@ struct model_config {
         unsigned l3_domains;
         unsigned perf_pkg_domains;
         unsigned limbo_ms;
-        bool debug;       /* the debug mount option: mon_hw_id and ctrl_hw_id files */
-        bool track_forks; /* new tasks start in their creator's group (forks.h) */
+        bool debug;            /* the debug mount option: mon_hw_id and ctrl_hw_id files */
+        unsigned mbm_counters; /* ABMC: assignable counters per L3 domain; 0: none (v6.17-) */
+        bool track_forks;      /* new tasks start in their creator's group (forks.h) */
 };
 
 struct task;
@@ -61,6 +62,17 @@ struct group {
         unsigned live_tasks; /* how many */
         uint64_t task_usec;  /* integral of live_tasks over time: drives the counters */
         int64_t last_usec;
+        /* ABMC: per assignable event and L3 domain ([event * l3_domains + dom]),
+         * whether the group holds a counter, and the RMID's count when it got it. */
+        bool *assigned;
+        uint64_t *assigned_at;
+};
+
+/* The events a counter can be assigned to, in mbm_L3_assignments' order. */
+enum model_mbm_event {
+        MBM_TOTAL,
+        MBM_LOCAL,
+        MBM_EVENTS,
 };
 
 struct model;
@@ -126,6 +138,31 @@ void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid);
 /* An event counter of g: its own RMID, plus its MON groups' for a CTRL_MON
  * group. Fixed-point events are raw values with MODEL_FIXED_POINT_BITS. */
 uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev);
+
+/* ABMC ("mbm_event" mode, v6.18+), when cfg.mbm_counters > 0. A group gets a
+ * counter per event and domain at mkdir while mbm_assign_on_mkdir is 1, each
+ * event stopping at the first domain with none left (its message in the
+ * status, the mkdir still succeeding); rmdir frees them. The root holds its
+ * own. An event without a counter reads "Unassigned"; one assigned counts
+ * from zero. */
+bool model_abmc(const struct model *m);
+unsigned model_mbm_available(const struct model *m, unsigned dom);
+bool model_mbm_on_mkdir(const struct model *m);
+/* "0" or "1" (a trailing newline allowed); -EINVAL otherwise. */
+int model_mbm_on_mkdir_set(struct model *m, const char *buf);
+const char *model_mbm_event_name(enum model_mbm_event ev);
+/* mbm_L3_assignments: "mbm_total_bytes:0=e;1=_\n..." (malloc'd). */
+int model_assignments_read(struct model *m, const struct group *g, char **ret);
+/* One write of "<event>:<domain>=<e|_>[;<domain>=<e|_>...]", '*' for every
+ * domain, a trailing newline allowed. len, or -EINVAL (bad text), -ENOSPC (no
+ * counter left in a domain: the ones before it are assigned), with the
+ * kernel's status. */
+ssize_t model_assignments_write(struct model *m, struct group *g, const char *buf, size_t len);
+/* Event ev of g in L3 domain dom as counted by its counters: -ENOENT when no
+ * counter is assigned (a CTRL_MON group: neither to it nor to any of its MON
+ * groups). Without ABMC: model_event_value(). */
+int model_mbm_value(struct model *m, struct group *g, enum model_mbm_event ev, unsigned dom,
+                    uint64_t *ret);
 
 int model_max_threshold_set(struct model *m, const char *buf);
 unsigned model_max_threshold(const struct model *m);
