@@ -1539,6 +1539,19 @@ START_TEST(test_abmc_ctrl_groups)
 }
 END_TEST
 
+/* Arm MPAM: one control group full while the node has RMIDs for others. */
+START_TEST(test_mon_groups_per_ctrl)
+{
+        emu_mount("--mon-groups-per-ctrl", "1", "--ctrl-groups", "g,h", NULL);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/a"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/b"), -ENOSPC);
+        assert_status("Out of RMIDs\n");
+        ck_assert_int_eq(mkdir_at("h/mon_groups/b"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/b"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/c"), 0); /* the root's are not limited */
+}
+END_TEST
+
 START_TEST(test_no_abmc)
 {
         emu_mount(NULL);
@@ -1691,6 +1704,7 @@ static Suite *resctrlfs_suite(void)
             {"abmc", test_abmc},
             {"abmc_ctrl_groups", test_abmc_ctrl_groups},
             {"no_abmc", test_no_abmc},
+            {"mon_groups_per_ctrl", test_mon_groups_per_ctrl},
             {"other_files", test_other_files},
             {"flock_root", test_flock_root},
             {"other_mount_namespace", test_other_mount_namespace},

@@ -17,7 +17,8 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
                 "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
-                "                 [--mbm-counters N] [--debug] [--no-fork-tracking] MOUNTPOINT\n");
+                "                 [--mbm-counters N] [--mon-groups-per-ctrl N] [--debug]\n"
+                "                 [--no-fork-tracking] MOUNTPOINT\n");
 }
 
 static int parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -70,6 +71,7 @@ int main(int argc, char *argv[])
             {"perf-pkg-domains", required_argument, NULL, 'p'},
             {"limbo-ms", required_argument, NULL, 'm'},
             {"mbm-counters", required_argument, NULL, 'M'},
+            {"mon-groups-per-ctrl", required_argument, NULL, 'P'},
             {"debug", no_argument, NULL, 'd'},
             {"no-fork-tracking", no_argument, NULL, 'F'},
             {"help", no_argument, NULL, 'h'},
@@ -111,6 +113,9 @@ int main(int argc, char *argv[])
                         break;
                 case 'M':
                         r = parse_unsigned(optarg, 1, 1024, &cfg.mbm_counters);
+                        break;
+                case 'P':
+                        r = parse_unsigned(optarg, 1, 1U << 16, &cfg.mon_groups_per_ctrl);
                         break;
                 case 'd':
                         cfg.debug = true;

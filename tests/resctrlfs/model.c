@@ -687,6 +687,16 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
         int r;
 
         model_status_clear(m);
+        if (m->cfg.mon_groups_per_ctrl > 0 && ctrl != m->groups) {
+                unsigned n = 0;
+
+                for (const struct group *c = m->groups; c; c = c->next)
+                        n += c->parent == ctrl;
+                if (n >= m->cfg.mon_groups_per_ctrl) {
+                        model_status_printf(m, "Out of RMIDs\n");
+                        return -ENOSPC;
+                }
+        }
         r = rmid_alloc(m, &rmid);
         if (r < 0) {
                 model_status_printf(m, "Out of RMIDs\n");
