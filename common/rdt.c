@@ -83,8 +83,7 @@ int rdt_mon_group_open(int root_fd, const char *ctrl, const char *name, int *ret
         return open_dir_at(dir_fd, name, ret_fd);
 }
 
-/* Reads info/<sub>/<file> (info/<file> when sub is NULL) without following symlinks. */
-static int read_info_file(int root_fd, const char *sub, const char *file, char **ret)
+int rdt_read_info_file(int root_fd, const char *sub, const char *file, char **ret)
 {
         _cleanup_close_ int info_fd = -EBADF, sub_fd = -EBADF;
         int r;
@@ -108,7 +107,7 @@ static void read_last_cmd_status(int root_fd, char **reterr_status)
         size_t n_lines = 0, len;
         char *out, *p;
 
-        if (!reterr_status || read_info_file(root_fd, NULL, "last_cmd_status", &buf) < 0)
+        if (!reterr_status || rdt_read_info_file(root_fd, NULL, "last_cmd_status", &buf) < 0)
                 return;
 
         len = strlen(buf);
@@ -493,7 +492,7 @@ static int read_num_rmids(int root_fd, const char *mon_dir, unsigned *ret)
         char *end;
         int r;
 
-        r = read_info_file(root_fd, mon_dir, "num_rmids", &buf);
+        r = rdt_read_info_file(root_fd, mon_dir, "num_rmids", &buf);
         if (r < 0)
                 return r;
         errno = 0;

@@ -97,6 +97,10 @@ int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata);
 /* How many groups rdt_groups_foreach visits: the RMIDs in use besides the root's. */
 int rdt_groups_count(int root_fd, unsigned *ret);
 
+/* Reads info/<sub>/<file> (info/<file> when sub is NULL) without following
+ * symlinks: *ret malloc'd. -ENOENT when there is no such file. */
+int rdt_read_info_file(int root_fd, const char *sub, const char *file, char **ret);
+
 /* How many monitoring groups the system can have in all: the smallest
  * num_rmids of info/L3_MON and info/PERF_PKG_MON (whichever exist), minus the
  * root's RMID 0. -ENOENT when neither exists. For log messages. */
