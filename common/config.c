@@ -8,6 +8,7 @@
 #include <syslog.h>
 #include <yaml.h>
 
+#include "abmc.h"
 #include "config.h"
 #include "fsutil.h"
 #include "macro.h"
@@ -526,6 +527,37 @@ static int parse_string_list(struct cfg_parser *p, const char *key, void *field)
         return 0;
 }
 
+/* mbmEvents: a list of distinct bandwidth event names, as a mask of enum abmc_event. */
+static int parse_mbm_events(struct cfg_parser *p, const char *key, void *field)
+{
+        unsigned *out = field, mask = 0;
+        int r;
+
+        r = cfg_expect(p, key, YAML_SEQUENCE_START_EVENT, "a list");
+        if (r < 0)
+                return r;
+        for (;;) {
+                _cleanup_yaml_event_ yaml_event_t e = {};
+                int ev;
+
+                r = cfg_next_item(p, key, YAML_SEQUENCE_END_EVENT, "a string", &e);
+                if (r <= 0)
+                        break;
+                ev = abmc_event_from_name(scalar(&e));
+                if (ev < 0)
+                        return cfg_fail(p, &e.start_mark, key,
+                                        "'%s' is not mbm_total_bytes or mbm_local_bytes",
+                                        scalar(&e));
+                if (mask & (1U << ev))
+                        return cfg_fail(p, &e.start_mark, key, "'%s' is listed twice", scalar(&e));
+                mask |= 1U << ev;
+        }
+        if (r < 0)
+                return r;
+        *out = mask;
+        return 0;
+}
+
 static void string_map_done(struct string_map *m)
 {
         for (size_t i = 0; i < m->n; i++) {
@@ -709,6 +741,7 @@ static const struct key_def config_keys[] = {
     {"lockTimeoutMs", parse_lock_timeout, offsetof(struct config, lock_timeout_ms)},
     {"removeDelaySeconds", parse_remove_delay, offsetof(struct config, remove_delay_sec)},
     {"emptyPodLingerSeconds", parse_remove_delay, offsetof(struct config, empty_pod_linger_sec)},
+    {"mbmEvents", parse_mbm_events, offsetof(struct config, mbm_events)},
     {"log", parse_log, 0},
 };
 
@@ -785,6 +818,7 @@ int config_init(struct config *c)
             .runtime_monitoring = RUNTIME_MONITORING_SKIP,
             .lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT_MS,
             .empty_pod_linger_sec = CONFIG_DEFAULT_EMPTY_POD_LINGER_SEC,
+            .mbm_events = ABMC_ALL_EVENTS,
             .log_level = LOG_INFO,
             .log_syslog = true,
             .log_stderr = false,

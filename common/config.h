@@ -40,7 +40,8 @@ struct config {
         unsigned lock_timeout_ms;
         unsigned remove_delay_sec;     /* keep an emptied group this long for the pod's next one */
         unsigned empty_pod_linger_sec; /* ... and while kubelet's pod cgroup, empty, stays */
-        int log_level; /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
+        unsigned mbm_events; /* with ABMC: the bandwidth events a pod's group keeps counters for */
+        int log_level;       /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
         bool log_syslog;
         bool log_stderr;
 };

@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "abmc.h"
 #include "cgroup.h"
 #include "command.h"
 #include "fsutil.h"
@@ -212,6 +213,64 @@ static void check_rmids(struct checker *k)
             "RMIDs freed lately wait in limbo until their cache lines age out (mkdir then fails "
             "with EBUSY)",
             budget, used, used >= budget ? 0 : budget - used);
+}
+
+struct starving {
+        int root_fd;
+        unsigned mask, groups, starving;
+};
+
+static int count_starving(const char *ctrl, const char *mon, void *userdata)
+{
+        struct starving *st = userdata;
+        struct abmc_assignments a;
+
+        if (!mon || abmc_group_assignments(st->root_fd, ctrl, mon, &a) < 0)
+                return 0;
+        st->groups++;
+        st->starving += abmc_bandwidth(&a, st->mask) != ABMC_FULL;
+        return 0;
+}
+
+/* With ABMC: the mode, the counters per domain, and whether monitoring
+ * groups wait for counters while none is free. */
+static void check_counters(struct checker *k)
+{
+        struct starving st = {.root_fd = k->root_fd, .mask = k->config.mbm_events};
+        struct abmc_counts total, available;
+        char budget[512] = "";
+        size_t len = 0;
+        bool none_free = false;
+        int r;
+
+        r = abmc_active(k->root_fd);
+        if (r == 0)
+                return; /* every group counts bandwidth without counters */
+        if (r >= 0)
+                r = abmc_counters(k->root_fd, &total, &available);
+        if (r < 0) {
+                add(k, "counters", LEVEL_WARN, "report it: the hook leaves the counters alone",
+                    "cannot understand the bandwidth counters in info/L3_MON: %s", strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < total.n && len < sizeof(budget); i++) {
+                unsigned free = i < available.n ? available.counts[i] : 0;
+
+                none_free |= free == 0;
+                len += (size_t) snprintf(budget + len, sizeof(budget) - len,
+                                         "%sdomain %u %u of %u free", i ? ", " : "", total.ids[i],
+                                         free, total.counts[i]);
+        }
+        if (lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms) >= 0) {
+                (void) rdt_groups_foreach(k->root_fd, count_starving, &st);
+                rdt_unlock(k->root_fd);
+        }
+        add(k, "counters", none_free && st.starving > 0 ? LEVEL_WARN : LEVEL_OK,
+            "fewer bandwidth events per group (mbmEvents: [mbm_total_bytes]) or fewer monitored "
+            "pods; gc hands counters to waiting groups as they free up",
+            "mbm_event mode (bandwidth needs a counter per group): %s; %u of %u monitoring groups "
+            "lack some of mbmEvents",
+            budget, st.starving, st.groups);
 }
 
 static void check_proc(struct checker *k)
@@ -583,8 +642,10 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
         check_mount(&k);
         if (k.root_fd >= 0)
                 monitoring = check_monitoring(&k);
-        if (monitoring)
+        if (monitoring) {
                 check_rmids(&k);
+                check_counters(&k);
+        }
         check_proc(&k);
         check_state_dir(&k);
         check_hooks_dirs(&k);

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abmc.h"
+#include "counters.h"
 #include "fsutil.h"
 #include "gc.h"
 #include "log.h"
@@ -237,6 +239,68 @@ static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl,
         }
 }
 
+/* The unused counters of domain id in available; NULL when it lists none. */
+static unsigned *available_in(struct abmc_counts *available, unsigned id)
+{
+        for (size_t i = 0; i < available->n; i++)
+                if (available->ids[i] == id)
+                        return &available->counts[i];
+        return NULL;
+}
+
+/* ABMC: free counters for the wanted events the group lacks, one write per
+ * event and domain. A counter counts from zero once assigned: that key's
+ * baseline becomes 0. Never for a group another manager made. Under the
+ * resctrl lock. */
+static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        unsigned want = gc->env.config->mbm_events;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        struct abmc_counts total, available;
+        struct abmc_assignments a;
+        struct counter_value zero;
+
+        if (!g || !g->owned || pod_group_fit_bandwidth(s, ctrl, &a) <= 0 ||
+            abmc_bandwidth(&a, want) == ABMC_FULL ||
+            abmc_counters(gc->env.root_fd, &total, &available) < 0)
+                return;
+        (void) counter_value_parse("0", &zero);
+        for (int ev = 0; ev < ABMC_EVENTS; ev++) {
+                if (!(want & (1U << ev)) || !a.listed[ev])
+                        continue;
+                for (size_t i = 0; i < a.n; i++) {
+                        unsigned *left = available_in(&available, a.ids[i]);
+                        char key[64];
+                        int r;
+
+                        if (a.assigned[ev][i] || !left || *left == 0)
+                                continue;
+                        r = s->dry_run
+                                ? 0
+                                : abmc_group_set(gc->env.root_fd, ctrl, s->uid, ev, a.ids[i], true);
+                        if (r == -ENOSPC) { /* taken by someone else meanwhile */
+                                *left = 0;
+                                continue;
+                        }
+                        if (r < 0) {
+                                log_warning_errno(r,
+                                                  "cannot assign a %s counter to the group of "
+                                                  "pod %s",
+                                                  abmc_event_name(ev), s->uid);
+                                continue;
+                        }
+                        (*left)--;
+                        (void) snprintf(key, sizeof(key), "mon_L3_%02u/%s", a.ids[i],
+                                        abmc_event_name(ev));
+                        if (!s->dry_run && pod_state_group_set_baseline(g, key, &zero) >= 0)
+                                s->dirty = true;
+                        report(gc, json_pack("{s:s, s:s, s:s, s:s, s:i}", "action",
+                                             "assign-counter", "pod", s->uid, "ctrl", ctrl, "event",
+                                             abmc_event_name(ev), "domain", (int) a.ids[i]));
+                }
+        }
+}
+
 /* The group of live members: make it again if it is missing (someone removed
  * it, or a killed createRuntime never made it), and put back every member
  * whose init is not in it (a hook killed before its tasks write, the
@@ -295,6 +359,10 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
         }
         if (tasks_read >= 0)
                 join_cgroups(gc, s, ctrl, in, n_in);
+        /* mbmEvents on every group of the hook's: what a killed createRuntime
+         * did not give up, or what the operator narrowed it to since. */
+        if (pod_state_find_group(&s->st, ctrl)->owned)
+                (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
 unlock:
         rdt_unlock(e->root_fd);
 }
@@ -432,6 +500,78 @@ static int gc_pod(struct gc *gc, const struct gc_entry *p)
         return r;
 }
 
+struct pod_age {
+        const char *uid;
+        uint64_t started; /* its earliest monitored container's start time */
+};
+
+static int age_compare(const void *a, const void *b)
+{
+        const struct pod_age *x = a, *y = b;
+
+        if (x->started != y->started)
+                return x->started < y->started ? -1 : 1;
+        return strcmp(x->uid, y->uid); /* started in the same tick */
+}
+
+static bool counters_free(int root_fd)
+{
+        struct abmc_counts total, available;
+
+        if (abmc_counters(root_fd, &total, &available) < 0)
+                return false;
+        for (size_t i = 0; i < available.n; i++)
+                if (available.counts[i] > 0)
+                        return true;
+        return false;
+}
+
+/* After the pass, which freed the counters of the pods that went: free
+ * counters go to the groups that lack some, the pod that has waited longest
+ * first. Without ABMC, or with no counter free, nothing more is read. */
+static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, size_t n)
+{
+        _cleanup_free_ struct pod_age *ages = NULL;
+        size_t n_ages = 0;
+
+        if (n == 0 || !counters_free(gc->env.root_fd) || !(ages = calloc(n, sizeof(*ages))))
+                return;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(pod_state_done) struct pod_state st = {0};
+                uint64_t started = UINT64_MAX;
+
+                if (!entries[i].members ||
+                    pod_state_load(gc->env.state_fd, entries[i].uid, &st, NULL) < 0)
+                        continue;
+                for (size_t j = 0; j < st.n_members; j++)
+                        if (st.members[j].monitored && st.members[j].start_time < started)
+                                started = st.members[j].start_time;
+                if (started != UINT64_MAX)
+                        ages[n_ages++] = (struct pod_age){entries[i].uid, started};
+        }
+        if (n_ages > 0)
+                qsort(ages, n_ages, sizeof(*ages), age_compare);
+        for (size_t i = 0; i < n_ages && counters_free(gc->env.root_fd); i++) {
+                struct pod_session s;
+
+                int r = pod_session_lock(&gc->env, ages[i].uid, GC_POD_LOCK_TIMEOUT_MS, &s);
+
+                s.dry_run = gc->opts.dry_run;
+                if (r >= 0 && pod_session_load(&s, NULL) > 0) {
+                        for (size_t j = 0; j < s.st.n_groups; j++) {
+                                const char *ctrl = s.st.groups[j].ctrl;
+
+                                if (!pod_group_is_held(&s.st, ctrl) ||
+                                    pod_env_lock_resctrl(&gc->env) < 0)
+                                        continue;
+                                fill_counters(gc, &s, ctrl);
+                                rdt_unlock(gc->env.root_fd);
+                        }
+                }
+                (void) pod_session_close(&s);
+        }
+}
+
 static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
 {
         _cleanup_free_ struct gc_entry *entries = NULL;
@@ -448,6 +588,8 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         }
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = gc_pod(gc, &entries[i]);
+        if (r >= 0)
+                hand_out_counters(gc, entries, n);
         pod_env_close(&gc->env);
         cgroup_mounts_close(&gc->cgroups);
         if (r >= 0 && gc->opts.json) {

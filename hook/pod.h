@@ -5,8 +5,10 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "abmc.h"
 #include "cgroup.h"
 #include "config.h"
 #include "oci.h"
@@ -149,5 +151,17 @@ enum group_fate {
  * rmdir would silently move live tasks out of monitoring. Returns the fate
  * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
 int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);
+
+/* With ABMC (abmc.h): gives up the group's counters for the events mbmEvents
+ * leaves out, and says what it counts in *ret. 1 then; 0 without ABMC
+ * (every event counts); -errno (logged) when its assignments cannot be read
+ * or make no sense: nothing is written then. Caller holds the resctrl lock.
+ * gc --dry-run: changes nothing. */
+int pod_group_fit_bandwidth(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret);
+
+/* The wanted events (mbmEvents) the group has no counter for, as
+ * "mbm_local_bytes in domain 1, ..." into buf. */
+void pod_bandwidth_missing(const struct pod_session *s, const struct abmc_assignments *a, char *buf,
+                           size_t size);
 
 const char *ctrl_display(const char *ctrl);

@@ -12,6 +12,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "outcome.h"
 #include "pod.h"
 #include "proc.h"
 #include "rdt.h"
@@ -175,6 +176,28 @@ static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, c
                                   ctx->pod->uid, ctrl_display(ctrl));
 }
 
+/* A group just made, with ABMC: keeps the counters of the events mbmEvents
+ * wants, counts what it got (outcome bandwidth.full, .partial or .none) and
+ * says what it lacks. Costs one failed lookup without ABMC. */
+static void fit_bandwidth(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
+        struct abmc_assignments a;
+        enum abmc_bandwidth bw;
+        char missing[512];
+
+        if (pod_group_fit_bandwidth(s, ctrl, &a) <= 0)
+                return;
+        bw = abmc_bandwidth(&a, ctx->config->mbm_events);
+        (void) outcome_count(s->env->state_fd, "bandwidth", abmc_bandwidth_name(bw));
+        if (bw == ABMC_FULL)
+                return;
+        pod_bandwidth_missing(s, &a, missing, sizeof(missing));
+        log_warning("group of pod %s in %s counts %s bandwidth: no hardware counter was left "
+                    "for %s (info/L3_MON/available_mbm_cntrs); gc assigns them as others free up",
+                    ctx->pod->uid, ctrl_display(ctrl), bw == ABMC_NONE ? "no" : "only part of its",
+                    missing);
+}
+
 /* Claims the pod's group in ctrl (pod.h), making it if missing; the caller
  * holds the resctrl lock. 1 when made, 0 when it was there, -errno
  * otherwise. For what only leaves the container unmonitored (out of RMIDs,
@@ -184,11 +207,20 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
 {
         const char *uid = ctx->pod->uid;
         _cleanup_free_ char *status = NULL;
-        unsigned budget = 0;
+        unsigned budget = 0, used = 0;
         int r;
 
         r = pod_group_claim(s, ctrl, &status);
-        if (r == -ENOSPC || r == -EBUSY) {
+        if (r == -ENOSPC && strcmp(ctrl, "/") != 0 &&
+            rdt_rmid_budget(s->env->root_fd, &budget) >= 0 &&
+            rdt_groups_count(s->env->root_fd, &used) >= 0 && used < budget) {
+                /* Arm MPAM: monitoring groups per control group are limited apart. */
+                log_warning("cannot create group for pod %s: control group %s has no monitoring "
+                            "group left (%s), while the node has RMIDs for others (%u of %u in "
+                            "use); container starts unmonitored",
+                            uid, ctrl, status ? status : "?", used, budget);
+                (void) unmonitored_reason(UNMONITORED_ENOSPC, status, ret_reason);
+        } else if (r == -ENOSPC || r == -EBUSY) {
                 (void) rdt_rmid_budget(s->env->root_fd, &budget);
                 log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
                             "container starts unmonitored",
@@ -254,6 +286,8 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 r = *ret_reason ? 0 : created;
                 goto unlock;
         }
+        if (created)
+                fit_bandwidth(ctx, s, ctrl);
         if (created || !recorded)
                 record_baseline(ctx, s, ctrl);
         if (created && recorded) {

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "abmc.h"
 #include "cgroup.h"
 #include "command.h"
 #include "counters.h"
@@ -53,6 +54,8 @@ struct group_view {
         int error; /* reading the counters failed: -errno (-ENOENT: the group is gone) */
         struct counter_reading *rd;
         size_t n_rd;
+        int bandwidth;    /* ABMC: enum abmc_bandwidth of mbmEvents; -1: no ABMC, unknown */
+        unsigned missing; /* ABMC: (event, domain) pairs of mbmEvents without a counter */
 };
 
 /* One counter of a pod, summed across its domains and control groups. */
@@ -81,6 +84,8 @@ struct node_view {
         const struct config *config;
         int proc_fd;
         int budget; /* -errno when unknown */
+        bool abmc;  /* counters must be assigned (mbm_event mode): total and available are read */
+        struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
         unsigned unmonitored[REASON_COUNT];
         unsigned threads, threads_in; /* every pod's, summed */
@@ -270,13 +275,23 @@ static int gather_pods(struct node_view *nv)
         return r;
 }
 
-static void read_group(int root_fd, const char *uid, struct group_view *gv)
+static void read_group(const struct node_view *nv, int root_fd, const char *uid,
+                       struct group_view *gv)
 {
         _cleanup_close_ int fd = -EBADF;
+        struct abmc_assignments a;
 
         gv->error = rdt_mon_group_open(root_fd, gv->g->ctrl, uid, &fd);
         if (gv->error >= 0)
                 gv->error = counters_read(fd, false, &gv->rd, &gv->n_rd);
+        gv->bandwidth = -1;
+        if (!nv->abmc || abmc_group_assignments(root_fd, gv->g->ctrl, uid, &a) < 0)
+                return;
+        gv->bandwidth = (int) abmc_bandwidth(&a, nv->config->mbm_events);
+        for (int ev = 0; ev < ABMC_EVENTS; ev++)
+                for (size_t i = 0; i < a.n; i++)
+                        gv->missing += (nv->config->mbm_events & (1U << ev)) && a.listed[ev] &&
+                                       !a.assigned[ev][i];
 }
 
 /* Reads every group's counters and counts the groups in use, under the
@@ -295,6 +310,8 @@ static int gather_resctrl(struct node_view *nv)
                 return log_error_errno(r, "cannot open resctrl at '%s'", nv->config->resctrl_path);
         r = rdt_rmid_budget(root_fd, &budget);
         nv->budget = r < 0 ? r : (int) budget;
+        nv->abmc = abmc_active(root_fd) == 1 &&
+                   abmc_counters(root_fd, &nv->mbm_total, &nv->mbm_available) >= 0;
 
         r = lock_fd(root_fd, LOCK_SH, nv->config->lock_timeout_ms);
         if (r < 0)
@@ -302,7 +319,7 @@ static int gather_resctrl(struct node_view *nv)
                                        nv->config->lock_timeout_ms);
         for (size_t i = 0; i < nv->n_pods; i++) {
                 for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
-                        read_group(root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
+                        read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
                 pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
                              &nv->pods[i].threads, &nv->pods[i].threads_in);
                 nv->threads += nv->pods[i].threads;
@@ -382,9 +399,14 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
                 const struct group_view *gv = &pv->groups[i];
 
                 group_path(nv, pv, gv->g, path, sizeof(path));
-                printf("  group %s  %s%s%s%s\n", cell(a, gv->g->ctrl), cell(b, path),
+                char bw[32] = "";
+
+                if (gv->bandwidth > ABMC_FULL)
+                        (void) snprintf(bw, sizeof(bw), "  (bandwidth: %s)",
+                                        abmc_bandwidth_name(gv->bandwidth));
+                printf("  group %s  %s%s%s%s%s\n", cell(a, gv->g->ctrl), cell(b, path),
                        gv->g->owned ? "" : "  (not ours)", gv->error == -ENOENT ? "  (gone)" : "",
-                       gv->g->emptied ? "  (lingers: no container)" : "");
+                       gv->g->emptied ? "  (lingers: no container)" : "", bw);
                 for (size_t j = 0; j < pv->st.n_members; j++) {
                         const struct member *m = &pv->st.members[j];
 
@@ -449,6 +471,14 @@ static void print_table(const struct node_view *nv)
         if (nv->budget >= 0)
                 printf("node: %d RMIDs for groups, %u in use, %u groups owned by the hook\n",
                        nv->budget, nv->in_use, nv->owned);
+        if (nv->abmc) {
+                printf("bandwidth counters (mbm_event mode):");
+                for (size_t i = 0; i < nv->mbm_total.n; i++)
+                        printf(" domain %u %u of %u free%s", nv->mbm_total.ids[i],
+                               i < nv->mbm_available.n ? nv->mbm_available.counts[i] : 0,
+                               nv->mbm_total.counts[i], i + 1 < nv->mbm_total.n ? "," : "");
+                printf("\n");
+        }
         printf("coverage: %u of %u threads of monitored containers in their pod's groups\n",
                nv->threads_in, nv->threads);
         printf("unmonitored containers:");
@@ -518,12 +548,14 @@ static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv
                 group_path(nv, pv, gv->g, path, sizeof(path));
                 if (!members ||
                     json_array_append_new(
-                        a, json_pack("{s:s, s:s, s:b, s:b, s:b, s:O, s:o, s:s?}", "ctrl_group",
-                                     gv->g->ctrl, "path", path, "owned", gv->g->owned, "exists",
-                                     gv->error != -ENOENT, "lingering", gv->g->emptied, "members",
-                                     members, "counters", json_readings(gv), "error",
-                                     gv->error < 0 && gv->error != -ENOENT ? strerror(-gv->error)
-                                                                           : NULL)) < 0)
+                        a,
+                        json_pack("{s:s, s:s, s:b, s:b, s:b, s:s?, s:O, s:o, s:s?}", "ctrl_group",
+                                  gv->g->ctrl, "path", path, "owned", gv->g->owned, "exists",
+                                  gv->error != -ENOENT, "lingering", gv->g->emptied, "bandwidth",
+                                  gv->bandwidth >= 0 ? abmc_bandwidth_name(gv->bandwidth) : NULL,
+                                  "members", members, "counters", json_readings(gv), "error",
+                                  gv->error < 0 && gv->error != -ENOENT ? strerror(-gv->error)
+                                                                        : NULL)) < 0)
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -568,7 +600,7 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
 
 static json_t *json_node(const struct node_view *nv)
 {
-        json_auto_t *reasons = json_object(), *outcomes = json_array();
+        json_auto_t *reasons = json_object(), *outcomes = json_array(), *counters = json_array();
 
         for (size_t i = 0; reasons && i < REASON_COUNT; i++)
                 if (json_object_set_new(reasons, reason_codes[i],
@@ -582,11 +614,23 @@ static json_t *json_node(const struct node_view *nv)
                         return NULL;
         if (!reasons || !outcomes)
                 return NULL;
-        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}}", "rmids_total",
+        for (size_t i = 0; counters && nv->abmc && i < nv->mbm_total.n; i++)
+                if (json_array_append_new(
+                        counters,
+                        json_pack("{s:I, s:I, s:I}", "domain", (json_int_t) nv->mbm_total.ids[i],
+                                  "total", (json_int_t) nv->mbm_total.counts[i], "available",
+                                  (json_int_t) (i < nv->mbm_available.n
+                                                    ? nv->mbm_available.counts[i]
+                                                    : 0))) < 0)
+                        return NULL;
+        if (!counters)
+                return NULL;
+        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o}", "rmids_total",
                          nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
                          (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
                          "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
-                         (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in);
+                         (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in,
+                         "mbm_counters", nv->abmc ? json_incref(counters) : json_null());
 }
 
 static int print_json(const struct node_view *nv)
@@ -675,6 +719,19 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                 r = prom_uint(w, "resctrl_node_unmonitored_threads", "gauge",
                               "Threads of monitored containers outside their pod's groups", NULL,
                               nv->threads - nv->threads_in);
+        for (size_t i = 0; r >= 0 && nv->abmc && i < nv->mbm_total.n; i++) {
+                char dom[16];
+
+                (void) snprintf(dom, sizeof(dom), "%u", nv->mbm_total.ids[i]);
+                r = prom_uint(w, "resctrl_mbm_counters", "gauge",
+                              "Assignable bandwidth counters of an L3 domain (ABMC)",
+                              (const char *const[]){"domain", dom, NULL}, nv->mbm_total.counts[i]);
+                if (r >= 0 && i < nv->mbm_available.n)
+                        r = prom_uint(w, "resctrl_mbm_counters_available", "gauge",
+                                      "Assignable bandwidth counters of an L3 domain not in use",
+                                      (const char *const[]){"domain", dom, NULL},
+                                      nv->mbm_available.counts[i]);
+        }
         for (size_t i = 0; r >= 0 && i < nv->n_outcomes; i++)
                 r = prom_uint(w, "resctrl_hook_outcomes_total", "counter",
                               "Hook runs since boot by stage and result",
@@ -699,6 +756,16 @@ static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
                 r = prom_uint(w, "resctrl_pod_unmonitored_threads", "gauge",
                               "Threads of the pod's monitored containers outside its groups",
                               labels, pv->threads - pv->threads_in);
+        for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
+                if (pv->groups[j].bandwidth >= 0)
+                        r = prom_uint(w, "resctrl_pod_bandwidth_counters_missing", "gauge",
+                                      "Bandwidth events and L3 domains of mbmEvents that the pod's "
+                                      "group has no counter for (ABMC)",
+                                      (const char *const[]){"pod_uid", pv->uid, "namespace",
+                                                            or_dash(pv->st.namespace), "pod",
+                                                            or_dash(pv->st.pod_name), "ctrl_group",
+                                                            pv->groups[j].g->ctrl, NULL},
+                                      pv->groups[j].missing);
         return r;
 }
 

@@ -20,10 +20,15 @@
 # SCENARIO "adopt": the same container, never seen by createRuntime, found by
 # adopt in a runc state root; after the next adopt and a gc pass it is a
 # member and every process of its cgroup is in the group.
+# SCENARIO "abmc": "own" with assignable bandwidth counters (8 in the domain)
+# and mbmEvents [mbm_total_bytes], so that createRuntime gives up a counter
+# after mkdir; after gc no group of the hook's holds an mbm_local_bytes
+# counter, and once the pod is gone every counter it held is free again.
 # The injection points are listed from a run under strace, so they grow with
 # the code.
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
-#     FAULTS default: "signal=KILL error=EIO error=ENOSPC"; SCENARIO: own | foreign | join | adopt
+#     FAULTS default: "signal=KILL error=EIO error=ENOSPC";
+#     SCENARIO: own | foreign | join | adopt | abmc
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
@@ -99,6 +104,10 @@ check_invariants() {
                 # The other manager's group lives by its own rules.
                 [ "$SCENARIO" = foreign ] && [ "$g" = "$MNT/mon_groups/$UID1" ] && continue
                 [ -n "${live_group[$g]:-}" ] || { fail "group $g without a live member"; ok=0; }
+                if [ "$SCENARIO" = abmc ] && grep -q "mbm_local_bytes:0=e" "$g/mbm_L3_assignments"; then
+                        fail "group $g kept a counter mbmEvents does not want"
+                        ok=0
+                fi
         done
         [ "$ok" = 1 ] && passed=$((passed + 1))
 }
@@ -147,6 +156,9 @@ check_pod_gone() { # WHEN
         fi
         [ ! -e "$MNT/mon_groups/$UID1" ] && [ ! -e "$STATE/$UID1.members" ] &&
                 [ ! -e "$STATE/$UID1.lock" ] || fail "pod left behind $1"
+        # 8 counters: 2 the default group's, 2 gold's, 1 the bystander's mbm_total_bytes.
+        [ "$SCENARIO" != abmc ] || [ "$(cat "$MNT/info/L3_MON/available_mbm_cntrs")" = 0=3 ] ||
+                fail "counters not freed $1: $(cat "$MNT/info/L3_MON/available_mbm_cntrs")"
 }
 
 # Kills or fails createRuntime of the first container of a pod at every call.
@@ -252,8 +264,13 @@ poststop_json() {
         echo "{\"ociVersion\":\"1.2.0\",\"id\":\"$1\",\"status\":\"stopped\",\"bundle\":\"$WORK\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$2\"}}"
 }
 
-mount_emulator --ctrl-groups gold
-write_config
+if [ "$SCENARIO" = abmc ]; then
+        mount_emulator --ctrl-groups gold --mbm-counters 8
+        write_config "mbmEvents: [mbm_total_bytes]"
+else
+        mount_emulator --ctrl-groups gold
+        write_config
+fi
 sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 

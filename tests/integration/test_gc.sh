@@ -346,6 +346,109 @@ test_pod_cgroup_untrusted() {
         true
 }
 
+# --- assignable bandwidth counters (ABMC) -------------------------------------
+
+UID3=3d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
+assignments() { tr '\n' ' ' <"$MNT/mon_groups/$1/mbm_L3_assignments"; }
+outcomes() { cat "$STATE/outcome.bandwidth.$1" 2>/dev/null | wc -c; }
+
+# 4 counters in the domain, the default group holding 2: the first pod's
+# group gets both events, the next ones none, each container monitored all
+# the same; mbmEvents [mbm_total_bytes] gives twice as many groups
+# bandwidth; a pod's end frees counters that one gc pass hands to the pod
+# that has waited longest.
+test_abmc() {
+        local p1 p2 p3
+        mount_emulator --mbm-counters 4
+        write_config
+        sleeper p1 p2
+        sleep 0.05 # a later start time (clock ticks): the younger pod
+        sleeper p3
+        create c1 "$p1" "$UID1"
+        create c2 "$p2" "$UID2"
+        create c3 "$p3" "$UID3"
+        check "abmc: the first group counts both events" \
+                [ "$(assignments "$UID1")" = "mbm_total_bytes:0=e mbm_local_bytes:0=e " ]
+        check "abmc: the next ones none" \
+                [ "$(assignments "$UID2")" = "mbm_total_bytes:0=_ mbm_local_bytes:0=_ " ]
+        check "abmc: counted" [ "$(outcomes full)" -eq 1 ] && [ "$(outcomes none)" -eq 2 ]
+        check "abmc: said what is missing" \
+                grep -q "pod $UID2 .* counts no bandwidth: no hardware counter was left for mbm_total_bytes in domain 0, mbm_local_bytes in domain 0" "$LOG"
+        check "abmc: every container monitored" \
+                jqe '[.members[].monitored] == [true]' "$STATE/$UID3.members"
+        check "abmc: Unassigned never a 0 baseline" \
+                jqe '.groups[0] | has("baseline") | not' "$STATE/$UID2.members"
+
+        stop "$p1"
+        check "abmc: gc after the first pod's end" gc_out
+        check "abmc: its group removed" said "remove-group pod=$UID1"
+        check "abmc: its counters to the pod that waited longest" \
+                said "assign-counter pod=$UID2 ctrl=/ event=mbm_total_bytes domain=0"
+        check "abmc: both of them" \
+                [ "$(assignments "$UID2")" = "mbm_total_bytes:0=e mbm_local_bytes:0=e " ]
+        check "abmc: its counters count from zero" \
+                jqe '.groups[0].baseline["mon_L3_00/mbm_total_bytes"] == "0"' "$STATE/$UID2.members"
+        check "abmc: none for the last one yet" \
+                [ "$(assignments "$UID3")" = "mbm_total_bytes:0=_ mbm_local_bytes:0=_ " ]
+        "$HOOK" --config "$CONFIG" status >"$WORK/status.txt" 2>>"$LOG"
+        check "abmc: status shows the budget" \
+                grep -q "bandwidth counters (mbm_event mode): domain 0 0 of 4 free" "$WORK/status.txt"
+        check "abmc: and the starved group" grep -q "(bandwidth: none)" "$WORK/status.txt"
+        "$HOOK" --config "$CONFIG" status --json >"$WORK/status.json" 2>>"$LOG"
+        check "abmc: JSON" jqe --arg u "$UID3" '(.pods[] | select(.uid == $u) | .groups[0].bandwidth)
+                == "none" and .node.mbm_counters == [{"domain": 0, "total": 4, "available": 0}]' \
+                "$WORK/status.json"
+        "$HOOK" --config "$CONFIG" status --prometheus >"$WORK/status.prom" 2>>"$LOG"
+        check "abmc: Prometheus" grep -q "^resctrl_pod_bandwidth_counters_missing{pod_uid=\"$UID3\".*} 2$" \
+                "$WORK/status.prom"
+        check "abmc: promtool check metrics" promtool check metrics <"$WORK/status.prom"
+        "$HOOK" --config "$CONFIG" check >"$WORK/check.txt" 2>>"$LOG"
+        check "abmc: check warns that groups wait with no counter free" \
+                grep -q "^warn  counters .*domain 0 0 of 4 free; 1 of 2 monitoring groups lack" \
+                "$WORK/check.txt"
+        check "abmc: a second pass changes nothing" [ -z "$(gc)" ]
+        stop "$p2"; stop "$p3"
+        gc >/dev/null
+
+        mount_emulator --mbm-counters 4
+        write_config "mbmEvents: [mbm_total_bytes]"
+        sleeper p1 p2 p3
+        create c1 "$p1" "$UID1"
+        create c2 "$p2" "$UID2"
+        create c3 "$p3" "$UID3"
+        check "abmc total only: the first group gave up mbm_local_bytes" \
+                [ "$(assignments "$UID1")" = "mbm_total_bytes:0=e mbm_local_bytes:0=_ " ]
+        check "abmc total only: so the second one counts too" \
+                [ "$(assignments "$UID2")" = "mbm_total_bytes:0=e mbm_local_bytes:0=_ " ]
+        check "abmc total only: two full, one none" \
+                [ "$(outcomes full)" -eq 2 ] && [ "$(outcomes none)" -eq 1 ]
+        check "abmc: the mode never written" [ "$(head -n 1 "$MNT/info/L3_MON/mbm_assign_mode")" = "[mbm_event]" ]
+        stop "$p1"; stop "$p2"; stop "$p3"
+        gc >/dev/null
+        check "abmc: nothing left" no_state "$UID1" && no_state "$UID2" && no_state "$UID3"
+}
+
+# Arm MPAM limits monitoring groups per control group: ENOSPC in one while
+# the node has RMIDs for others is said as such, not as the node's RMIDs.
+test_ctrl_group_full() {
+        local p1 p2
+        mount_emulator --ctrl-groups gold --mon-groups-per-ctrl 1
+        write_config
+        bundle "$WORK/gold" '{"closID": "gold"}'
+        sleeper p1 p2
+        echo "$p1" >"$MNT/gold/tasks"
+        echo "$p2" >"$MNT/gold/tasks"
+        create c1 "$p1" "$UID1" "$WORK/gold"
+        create c2 "$p2" "$UID2" "$WORK/gold"
+        check "ctrl full: the first pod's group in gold" [ -d "$MNT/gold/mon_groups/$UID1" ]
+        check "ctrl full: said of the control group" \
+                grep -q "control group gold has no monitoring group left (Out of RMIDs), while the node has RMIDs for others" "$LOG"
+        check "ctrl full: recorded unmonitored" \
+                jqe '.members[0].monitored == false' "$STATE/$UID2.members"
+        stop "$p1"; stop "$p2"
+        gc >/dev/null
+}
+
 # --- gc refuses state of another pid namespace -------------------------------
 
 test_pid_namespace() {
@@ -515,7 +618,8 @@ test_join_cgroup_v1() { test_join_cgroup v1; }
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
-        test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted}; do
+        test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
+        test_ctrl_group_full}; do
         : >"$LOG"
         echo "== $t"
         $t

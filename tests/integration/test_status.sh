@@ -209,11 +209,11 @@ test_check() {
         # A key this binary does not know: check fails naming file, line and
         # key, and says what the hook does; the rest of the file is in force.
         write_status_config "$MNT"
-        echo "mbmEvents: [mbm_total_bytes]" >>"$CONFIG"
+        echo "counterPolicy: [oldest]" >>"$CONFIG"
         out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
         check "check: unknown key fails" [ $rc -eq 1 ]
         check "check: config line names file, line and key" \
-                grep -q "^fail  config          $CONFIG:6: key 'mbmEvents': unknown key, skipped$" <<<"$out"
+                grep -q "^fail  config          $CONFIG:6: key 'counterPolicy': unknown key, skipped$" <<<"$out"
         check "check: says what the hook does" \
                 grep -q "fix: correct the file; until then the key is skipped; the rest of the file is used" <<<"$out"
         check "check: claims no defaults" not grep -q "default" <<<"$out"
