@@ -517,8 +517,13 @@ static int age_compare(const void *a, const void *b)
 static bool counters_free(int root_fd)
 {
         struct abmc_counts total, available;
+        int r;
 
-        if (abmc_counters(root_fd, &total, &available) < 0)
+        r = abmc_counters(root_fd, &total, &available);
+        if (r == -EBADMSG || r == -E2BIG)
+                log_warning_errno(r, "cannot understand info/L3_MON/num_mbm_cntrs or "
+                                  "available_mbm_cntrs; no bandwidth counter handed out");
+        if (r < 0)
                 return false;
         for (size_t i = 0; i < available.n; i++)
                 if (available.counts[i] > 0)
