@@ -219,9 +219,10 @@ static bool has_pending_member(const struct pod_state *st, const char *ctrl)
 
 /* Every thread of every monitored member's cgroup into the group (whose
  * tasks are in): what a runtime exec'd into a container since the last
- * pass, or what a re-made group lost. Said when some joined; threads the kernel keeps in another
- * control group are counted with them (each pass tries them again: only the
- * kernel can say where a thread is). Under the resctrl lock. */
+ * pass, or what a re-made group lost. Said when some joined; threads the
+ * kernel keeps in another control group are counted with them (each pass
+ * tries them again: only the kernel can say where a thread is). Under the
+ * resctrl lock. */
 static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, const pid_t *in,
                          size_t n_in)
 {
@@ -248,28 +249,27 @@ static unsigned *available_in(struct abmc_counts *available, unsigned id)
         return NULL;
 }
 
-/* ABMC: free counters for the wanted events the group lacks, one write per
- * event and domain. A counter counts from zero once assigned: that key's
- * baseline becomes 0. Never for a group another manager made. Under the
- * resctrl lock. */
-static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl)
+/* ABMC: counters of available (decremented) for the wanted events the
+ * group lacks, one write per event and domain. A counter counts from zero
+ * once assigned: that key's baseline becomes 0. Never for a group another
+ * manager made. Under the resctrl lock. */
+static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl,
+                          struct abmc_counts *available)
 {
         unsigned want = gc->env.config->mbm_events;
         struct group *g = pod_state_find_group(&s->st, ctrl);
-        struct abmc_counts total, available;
         struct abmc_assignments a;
         struct counter_value zero;
 
         if (!g || !g->owned || pod_group_fit_bandwidth(s, ctrl, &a) <= 0 ||
-            abmc_bandwidth(&a, want) == ABMC_FULL ||
-            abmc_counters(gc->env.root_fd, &total, &available) < 0)
+            abmc_bandwidth(&a, want) == ABMC_FULL)
                 return;
         (void) counter_value_parse("0", &zero);
         for (int ev = 0; ev < ABMC_EVENTS; ev++) {
                 if (!(want & (1U << ev)) || !a.listed[ev])
                         continue;
                 for (size_t i = 0; i < a.n; i++) {
-                        unsigned *left = available_in(&available, a.ids[i]);
+                        unsigned *left = available_in(available, a.ids[i]);
                         char key[64];
                         int r;
 
@@ -514,32 +514,31 @@ static int age_compare(const void *a, const void *b)
         return strcmp(x->uid, y->uid); /* started in the same tick */
 }
 
-static bool counters_free(int root_fd)
+static bool counters_free(const struct abmc_counts *available)
 {
-        struct abmc_counts total, available;
-        int r;
-
-        r = abmc_counters(root_fd, &total, &available);
-        if (r == -EBADMSG || r == -E2BIG)
-                log_warning_errno(r, "cannot understand info/L3_MON/num_mbm_cntrs or "
-                                  "available_mbm_cntrs; no bandwidth counter handed out");
-        if (r < 0)
-                return false;
-        for (size_t i = 0; i < available.n; i++)
-                if (available.counts[i] > 0)
+        for (size_t i = 0; i < available->n; i++)
+                if (available->counts[i] > 0)
                         return true;
         return false;
 }
 
 /* After the pass, which freed the counters of the pods that went: free
  * counters go to the groups that lack some, the pod that has waited longest
- * first. Without ABMC, or with no counter free, nothing more is read. */
+ * first; what is free is read once, so that --dry-run hands out no more
+ * than there is. Without ABMC, or with no counter free, nothing more is
+ * read. */
 static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, size_t n)
 {
         _cleanup_free_ struct pod_age *ages = NULL;
+        struct abmc_counts total, available;
         size_t n_ages = 0;
+        int r;
 
-        if (n == 0 || !counters_free(gc->env.root_fd) || !(ages = calloc(n, sizeof(*ages))))
+        r = abmc_counters(gc->env.root_fd, &total, &available);
+        if (r == -EBADMSG || r == -E2BIG)
+                log_warning_errno(r, "cannot understand info/L3_MON/num_mbm_cntrs or "
+                                     "available_mbm_cntrs; no bandwidth counter handed out");
+        if (r < 0 || n == 0 || !counters_free(&available) || !(ages = calloc(n, sizeof(*ages))))
                 return;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(pod_state_done) struct pod_state st = {0};
@@ -556,11 +555,10 @@ static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, siz
         }
         if (n_ages > 0)
                 qsort(ages, n_ages, sizeof(*ages), age_compare);
-        for (size_t i = 0; i < n_ages && counters_free(gc->env.root_fd); i++) {
+        for (size_t i = 0; i < n_ages && counters_free(&available); i++) {
                 struct pod_session s;
 
-                int r = pod_session_lock(&gc->env, ages[i].uid, GC_POD_LOCK_TIMEOUT_MS, &s);
-
+                r = pod_session_lock(&gc->env, ages[i].uid, GC_POD_LOCK_TIMEOUT_MS, &s);
                 s.dry_run = gc->opts.dry_run;
                 if (r >= 0 && pod_session_load(&s, NULL) > 0) {
                         for (size_t j = 0; j < s.st.n_groups; j++) {
@@ -569,7 +567,7 @@ static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, siz
                                 if (!pod_group_is_held(&s.st, ctrl) ||
                                     pod_env_lock_resctrl(&gc->env) < 0)
                                         continue;
-                                fill_counters(gc, &s, ctrl);
+                                fill_counters(gc, &s, ctrl, &available);
                                 rdt_unlock(gc->env.root_fd);
                         }
                 }
