@@ -449,6 +449,28 @@ test_ctrl_group_full() {
         gc >/dev/null
 }
 
+# SNC: a domain's files already sum its nodes' mon_sub_L3_* subdirectories;
+# status reads the domain's alone, never adding the nodes on top.
+test_snc() {
+        local p1
+        mount_emulator --snc 2
+        write_config
+        sleeper p1
+        create c1 "$p1" "$UID1"
+        "$HOOK" --config "$CONFIG" status --json >"$WORK/status.json" 2>>"$LOG"
+        check "snc: only the domain's files" \
+                jqe '[.pods[0].groups[0].counters[].domain] | unique == ["mon_L3_00"]' "$WORK/status.json"
+        check "snc: occupancy as the domain says" \
+                jqe --argjson v "$(cat "$G1/mon_data/mon_L3_00/llc_occupancy")" \
+                '.pods[0].groups[0].counters[] | select(.name == "llc_occupancy") | (.value | tostring) == ($v | tostring)' \
+                "$WORK/status.json"
+        check "snc: which the nodes' sum to" [ $(( $(cat "$G1/mon_data/mon_L3_00/mon_sub_L3_00/llc_occupancy") + \
+                $(cat "$G1/mon_data/mon_L3_00/mon_sub_L3_01/llc_occupancy") )) -eq \
+                "$(cat "$G1/mon_data/mon_L3_00/llc_occupancy")" ]
+        stop "$p1"
+        gc >/dev/null
+}
+
 # --- gc refuses state of another pid namespace -------------------------------
 
 test_pid_namespace() {
@@ -619,7 +641,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full}; do
+        test_ctrl_group_full test_snc}; do
         : >"$LOG"
         echo "== $t"
         $t

@@ -20,12 +20,13 @@
 
 /* Every path names one of these; a node is only valid under the model lock. */
 enum node_kind {
-        NODE_GROUP_DIR,  /* g; the root is the default group */
-        NODE_MON_GROUPS, /* g's mon_groups/ */
-        NODE_MON_DATA,   /* g's mon_data/ */
-        NODE_MON_DOMAIN, /* g's mon_data/mon_<res>_<dom>/ */
-        NODE_GROUP_FILE, /* group_files[idx] of g */
-        NODE_EVENT_FILE, /* mon_res[res].events[idx] in domain dom of g */
+        NODE_GROUP_DIR,     /* g; the root is the default group */
+        NODE_MON_GROUPS,    /* g's mon_groups/ */
+        NODE_MON_DATA,      /* g's mon_data/ */
+        NODE_MON_DOMAIN,    /* g's mon_data/mon_<res>_<dom>/ */
+        NODE_MON_SUBDOMAIN, /* SNC: mon_L3_<dom>/mon_sub_L3_<node>/, sub = node's index + 1 */
+        NODE_GROUP_FILE,    /* group_files[idx] of g */
+        NODE_EVENT_FILE,    /* mon_res[res].events[idx] in domain dom of g */
         NODE_INFO_DIR,
         NODE_INFO_RES_DIR, /* info_dirs[res] */
         NODE_INFO_FILE,    /* info_dirs[res].files[idx] */
@@ -39,6 +40,7 @@ struct node {
         unsigned res;
         unsigned dom;
         unsigned idx;
+        unsigned sub; /* SNC: 1 + the node's index within its L3 domain; 0: the domain's sum */
 };
 
 struct file_def {
@@ -157,6 +159,7 @@ static bool node_is_dir(const struct node *n)
         case NODE_MON_GROUPS:
         case NODE_MON_DATA:
         case NODE_MON_DOMAIN:
+        case NODE_MON_SUBDOMAIN:
         case NODE_INFO_DIR:
         case NODE_INFO_RES_DIR:
                 return true;
@@ -248,9 +251,19 @@ static int for_each_child(struct fs *fs, const struct node *dir, child_fn fn, vo
         case NODE_MON_DATA:
                 return mon_data_children(fs, dir->g, fn, userdata);
         case NODE_MON_DOMAIN:
+        case NODE_MON_SUBDOMAIN:
                 for (unsigned i = 0; i < mon_res[dir->res].n_events; i++)
                         EMIT(mon_res[dir->res].event_names[i], .kind = NODE_EVENT_FILE, .g = dir->g,
-                             .res = dir->res, .dom = dir->dom, .idx = i);
+                             .res = dir->res, .dom = dir->dom, .idx = i, .sub = dir->sub);
+                if (dir->kind == NODE_MON_DOMAIN && dir->res == RES_L3)
+                        for (unsigned k = 0; k < model_config(fs->m)->snc_nodes; k++) {
+                                char name[32];
+
+                                (void) snprintf(name, sizeof(name), "mon_sub_L3_%02u",
+                                                dir->dom * model_config(fs->m)->snc_nodes + k);
+                                EMIT(name, .kind = NODE_MON_SUBDOMAIN, .g = dir->g, .res = dir->res,
+                                     .dom = dir->dom, .sub = k + 1);
+                        }
                 return 0;
         case NODE_INFO_DIR:
                 return info_children(fs, fn, userdata);
@@ -354,6 +367,7 @@ static mode_t node_mode(const struct node *n)
         case NODE_MON_GROUPS:
         case NODE_MON_DATA:
         case NODE_MON_DOMAIN:
+        case NODE_MON_SUBDOMAIN:
                 /* mon_groups/, mon_data/ and mon_*_NN/ copy the group's mode. */
                 return S_IFDIR | n->g->mode;
         case NODE_INFO_DIR:
@@ -522,6 +536,12 @@ static int render_event_file(struct fs *fs, const struct node *n, FILE *f)
                 }
         } else
                 v = model_event_value(fs->m, n->g, res->events[n->idx]);
+        if (n->sub > 0) {
+                /* SNC: the domain's files sum its nodes'; the first takes the remainder. */
+                unsigned nodes = model_config(fs->m)->snc_nodes;
+
+                v = v / nodes + (n->sub == 1 ? v % nodes : 0);
+        }
         if (!res->fixed_point) {
                 fprintf(f, "%llu\n", (unsigned long long) v);
                 return 0;

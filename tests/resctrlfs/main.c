@@ -14,11 +14,11 @@
 
 static void usage(FILE *f)
 {
-        fprintf(f,
-                "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
-                "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
-                "                 [--mbm-counters N] [--mon-groups-per-ctrl N] [--debug]\n"
-                "                 [--no-fork-tracking] MOUNTPOINT\n");
+        fprintf(
+            f, "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
+               "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
+               "                 [--mbm-counters N] [--mon-groups-per-ctrl N] [--snc N] [--debug]\n"
+               "                 [--no-fork-tracking] MOUNTPOINT\n");
 }
 
 static int parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -72,6 +72,7 @@ int main(int argc, char *argv[])
             {"limbo-ms", required_argument, NULL, 'm'},
             {"mbm-counters", required_argument, NULL, 'M'},
             {"mon-groups-per-ctrl", required_argument, NULL, 'P'},
+            {"snc", required_argument, NULL, 'S'},
             {"debug", no_argument, NULL, 'd'},
             {"no-fork-tracking", no_argument, NULL, 'F'},
             {"help", no_argument, NULL, 'h'},
@@ -116,6 +117,9 @@ int main(int argc, char *argv[])
                         break;
                 case 'P':
                         r = parse_unsigned(optarg, 1, 1U << 16, &cfg.mon_groups_per_ctrl);
+                        break;
+                case 'S':
+                        r = parse_unsigned(optarg, 2, 8, &cfg.snc_nodes);
                         break;
                 case 'd':
                         cfg.debug = true;

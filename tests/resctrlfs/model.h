@@ -25,9 +25,9 @@ struct model_config {
         unsigned limbo_ms;
         bool debug;            /* the debug mount option: mon_hw_id and ctrl_hw_id files */
         unsigned mbm_counters; /* ABMC: assignable counters per L3 domain; 0: none (v6.17-) */
-        unsigned
-            mon_groups_per_ctrl; /* Arm MPAM's PMGs: MON groups a CTRL_MON group may have; 0: any */
-        bool track_forks;        /* new tasks start in their creator's group (forks.h) */
+        unsigned mon_groups_per_ctrl; /* Arm MPAM's PMGs: per CTRL_MON group; 0: any */
+        unsigned snc_nodes;           /* SNC: mon_sub_L3_* nodes per L3 domain; 0: no SNC */
+        bool track_forks;             /* new tasks start in their creator's group (forks.h) */
 };
 
 struct task;
