@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -575,6 +576,16 @@ static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, siz
         }
 }
 
+/* GC_LAST_PASS_FILE's mtime to now; a failure costs only that figure. */
+static void mark_pass(int state_fd)
+{
+        _cleanup_close_ int fd =
+            openat(state_fd, GC_LAST_PASS_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd < 0 || futimens(fd, NULL) < 0)
+                log_debug("cannot mark the pass in %s: %m", GC_LAST_PASS_FILE);
+}
+
 static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
 {
         _cleanup_free_ struct gc_entry *entries = NULL;
@@ -593,6 +604,8 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                 r = gc_pod(gc, &entries[i]);
         if (r >= 0)
                 hand_out_counters(gc, entries, n);
+        if (r >= 0 && !gc->opts.dry_run)
+                mark_pass(gc->env.state_fd);
         pod_env_close(&gc->env);
         cgroup_mounts_close(&gc->cgroups);
         if (r >= 0 && gc->opts.json) {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abmc.h"
@@ -16,6 +18,7 @@
 #include "command.h"
 #include "counters.h"
 #include "fsutil.h"
+#include "gc.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
@@ -85,6 +88,7 @@ struct node_view {
         int proc_fd;
         int budget; /* -errno when unknown */
         bool abmc;  /* counters must be assigned (mbm_event mode): total and available are read */
+        int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
         struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
         unsigned unmonitored[REASON_COUNT];
@@ -253,6 +257,7 @@ static int gather_pods(struct node_view *nv)
 {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
+        struct stat st;
         int r;
 
         d = opendir(nv->config->state_dir);
@@ -271,6 +276,9 @@ static int gather_pods(struct node_view *nv)
                 return -errno;
         if (nv->n_pods > 0)
                 qsort(nv->pods, nv->n_pods, sizeof(*nv->pods), pod_compare);
+        if (fstatat(dirfd(d), GC_LAST_PASS_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode))
+                nv->gc_last_pass = st.st_mtim.tv_sec;
         r = outcome_read_all(dirfd(d), &nv->outcomes, &nv->n_outcomes);
         return r;
 }
@@ -479,6 +487,11 @@ static void print_table(const struct node_view *nv)
                                nv->mbm_total.counts[i], i + 1 < nv->mbm_total.n ? "," : "");
                 printf("\n");
         }
+        if (nv->gc_last_pass > 0)
+                printf("gc: last pass %lld s ago\n",
+                       (long long) (time(NULL) - (time_t) nv->gc_last_pass));
+        else
+                printf("gc: no pass recorded since boot\n");
         printf("coverage: %u of %u threads of monitored containers in their pod's groups\n",
                nv->threads_in, nv->threads);
         printf("unmonitored containers:");
@@ -625,12 +638,14 @@ static json_t *json_node(const struct node_view *nv)
                         return NULL;
         if (!counters)
                 return NULL;
-        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o}", "rmids_total",
+        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o, s:o}", "rmids_total",
                          nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
                          (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
                          "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
                          (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in,
-                         "mbm_counters", nv->abmc ? json_incref(counters) : json_null());
+                         "mbm_counters", nv->abmc ? json_incref(counters) : json_null(),
+                         "gc_last_pass",
+                         nv->gc_last_pass > 0 ? json_integer(nv->gc_last_pass) : json_null());
 }
 
 static int print_json(const struct node_view *nv)
@@ -719,6 +734,10 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                 r = prom_uint(w, "resctrl_node_unmonitored_threads", "gauge",
                               "Threads of monitored containers outside their pod's groups", NULL,
                               nv->threads - nv->threads_in);
+        if (r >= 0 && nv->gc_last_pass > 0)
+                r = prom_uint(w, "resctrl_gc_last_pass_timestamp_seconds", "gauge",
+                              "When the last gc pass ended (Unix time)", NULL,
+                              (uint64_t) nv->gc_last_pass);
         for (size_t i = 0; r >= 0 && nv->abmc && i < nv->mbm_total.n; i++) {
                 char dom[16];
 

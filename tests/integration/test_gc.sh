@@ -471,6 +471,22 @@ test_snc() {
         gc >/dev/null
 }
 
+# Each pass (not a dry run) leaves its time, for an alert on gc not running.
+test_last_pass() {
+        local t
+        mount_emulator
+        write_config
+        gc_last() { "$HOOK" --config "$CONFIG" status --json 2>>"$LOG" | jq '.node.gc_last_pass'; }
+        check "last pass: none yet" [ "$(gc_last)" = null ]
+        gc --dry-run >/dev/null
+        check "last pass: a dry run leaves none" [ "$(gc_last)" = null ]
+        gc >/dev/null
+        t=$(gc_last)
+        check "last pass: now" [ "$t" -le "$(date +%s)" ] && [ "$t" -ge $(($(date +%s) - 5)) ]
+        check "last pass: exported" grep -q "^resctrl_gc_last_pass_timestamp_seconds $t$" \
+                <("$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG")
+}
+
 # --- gc refuses state of another pid namespace -------------------------------
 
 test_pid_namespace() {
@@ -641,7 +657,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_snc}; do
+        test_ctrl_group_full test_snc test_last_pass}; do
         : >"$LOG"
         echo "== $t"
         $t
