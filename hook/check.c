@@ -416,7 +416,7 @@ static void check_hooks_dirs(struct checker *k)
         if (seen.files == 0)
                 add(k, "hooks.d", LEVEL_WARN,
                     "cmake --install installs both files; containerd needs NRI's hook-injector "
-                    "or a base_runtime_spec instead (see the README)",
+                    "or a base_runtime_spec instead (see docs/operations.md)",
                     "no oci-hooks file for resctrl-mon-hook in %s%s%s", k->hooks_dirs[0],
                     k->n_hooks_dirs > 1 ? " or " : "", k->n_hooks_dirs > 1 ? k->hooks_dirs[1] : "");
         else if (!seen.create || !seen.poststop)

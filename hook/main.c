@@ -19,7 +19,7 @@
 #include "stage.h"
 #include "state.h"
 
-/* Exit statuses (documented in the README). A stage run never exits with
+/* Exit statuses (documented in the man page and docs/operations.md). A stage run never exits with
  * EXIT_USAGE: a runtime would refuse the container for a typo in hooks.d. */
 #define EXIT_OK 0     /* done, deliberately skipped, or failed under failurePolicy: ignore */
 #define EXIT_FAILED 1 /* createRuntime failed under failurePolicy: fail */

@@ -1070,6 +1070,9 @@ START_TEST(test_fork_inheritance)
         ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
         spawn_forker(&f);
         before = forker_new(&f, 'f');
+        /* A later clock tick, and time for the fork's event: the model takes
+         * a child forked in its parent's moving tick as born after it. */
+        sleep_ms(30);
         move("g/tasks", f.pid);
         move("g/mon_groups/m/tasks", f.pid);
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Bad input: every file of the corpus next to this script (and a few generated
-# ones) is fed to the hook. Each case checks the exit status the README
+# ones) is fed to the hook. Each case checks the exit status the man page
 # promises, exactly one error line naming the problem (plus the info summary
 # where the hook got as far as a stage), and no change under stateDir or in
 # the resctrl tree, which hold a live pod throughout.
