@@ -37,6 +37,7 @@ struct gc {
         struct gc_opts opts;
         struct pod_env env;
         struct cgroup_mounts cgroups; /* this pass's */
+        bool abmc;                    /* this pass's: bandwidth counters are assigned (abmc.h) */
         json_t *actions;              /* this pass's, for --json */
 };
 
@@ -362,7 +363,7 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 join_cgroups(gc, s, ctrl, in, n_in);
         /* mbmEvents on every group of the hook's: what a killed createRuntime
          * did not give up, or what the operator narrowed it to since. */
-        if (pod_state_find_group(&s->st, ctrl)->owned)
+        if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned)
                 (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
 unlock:
         rdt_unlock(e->root_fd);
@@ -595,6 +596,16 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         r = pod_env_open(c, proc_fd, &gc->env);
         if (r >= 0 && cgroup_mounts_open(proc_fd, &gc->cgroups) < 0)
                 log_warning("cannot read the cgroup mounts: no thread joins its group this pass");
+        /* Without ABMC no group is asked about its counters. */
+        if (r >= 0) {
+                int active = abmc_active(gc->env.root_fd);
+
+                if (active < 0)
+                        log_warning_errno(active, "cannot understand info/L3_MON/"
+                                                  "mbm_assign_mode; bandwidth counters left as "
+                                                  "they are");
+                gc->abmc = active == 1;
+        }
         if (r >= 0) {
                 r = scan_state_dir(gc->env.state_fd, &entries, &n);
                 if (r < 0)
@@ -602,7 +613,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         }
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = gc_pod(gc, &entries[i]);
-        if (r >= 0)
+        if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, entries, n);
         if (r >= 0 && !gc->opts.dry_run)
                 mark_pass(gc->env.state_fd);
