@@ -254,12 +254,12 @@ static void check_counters(struct checker *k)
                 return;
         }
         for (size_t i = 0; i < total.n && len < sizeof(budget); i++) {
-                unsigned free = i < available.n ? available.counts[i] : 0;
+                unsigned left = i < available.n ? available.counts[i] : 0;
 
-                none_free |= free == 0;
+                none_free |= left == 0;
                 len += (size_t) snprintf(budget + len, sizeof(budget) - len,
                                          "%sdomain %u %u of %u free", i ? ", " : "", total.ids[i],
-                                         free, total.counts[i]);
+                                         left, total.counts[i]);
         }
         if (lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms) >= 0) {
                 (void) rdt_groups_foreach(k->root_fd, count_starving, &st);
