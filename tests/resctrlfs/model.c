@@ -1055,11 +1055,6 @@ int model_mbm_on_mkdir_set(struct model *m, const char *buf)
         return 0;
 }
 
-const char *model_mbm_event_name(enum model_mbm_event ev)
-{
-        return mbm_event_names[ev];
-}
-
 static size_t slot(const struct model *m, enum model_mbm_event ev, unsigned dom)
 {
         return (size_t) ev * m->cfg.l3_domains + dom;

@@ -152,7 +152,6 @@ unsigned model_mbm_available(const struct model *m, unsigned dom);
 bool model_mbm_on_mkdir(const struct model *m);
 /* "0" or "1" (a trailing newline allowed); -EINVAL otherwise. */
 int model_mbm_on_mkdir_set(struct model *m, const char *buf);
-const char *model_mbm_event_name(enum model_mbm_event ev);
 /* mbm_L3_assignments: "mbm_total_bytes:0=e;1=_\n..." (malloc'd). */
 int model_assignments_read(struct model *m, const struct group *g, char **ret);
 /* One write of "<event>:<domain>=<e|_>[;<domain>=<e|_>...]", '*' for every
