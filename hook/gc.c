@@ -252,9 +252,10 @@ static unsigned *available_in(struct abmc_counts *available, unsigned id)
 }
 
 /* ABMC: counters of available (decremented) for the wanted events the
- * group lacks, one write per event and domain. A counter counts from zero
- * once assigned: that key's baseline becomes 0. Never for a group another
- * manager made. Under the resctrl lock. */
+ * group lacks, one write per event and domain; the pass has fitted the group
+ * to mbmEvents already (ensure_group). A counter counts from zero once
+ * assigned: that key's baseline becomes 0. Never for a group another manager
+ * made. Under the resctrl lock. */
 static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl,
                           struct abmc_counts *available)
 {
@@ -263,9 +264,9 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
         struct abmc_assignments a;
         struct counter_value zero;
 
-        if (!g || !g->owned || pod_group_fit_bandwidth(s, ctrl, &a) <= 0 ||
+        if (!g || !g->owned || abmc_group_assignments(gc->env.root_fd, ctrl, s->uid, &a) < 0 ||
             abmc_bandwidth(&a, want) == ABMC_FULL)
-                return;
+                return; /* what cannot be read was said by ensure_group */
         (void) counter_value_parse("0", &zero);
         for (int ev = 0; ev < ABMC_EVENTS; ev++) {
                 if (!(want & (1U << ev)) || !a.listed[ev])

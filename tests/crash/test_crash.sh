@@ -275,8 +275,7 @@ sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 
 if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
-        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-        [ -n "$hier" ] || hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        hier=$(hierarchy any)
         [ -n "$hier" ] || { echo "no cgroup hierarchy mounted"; exit 77; }
         CG=$hier/rmh-crash-$$
         mkdir "$CG"

@@ -232,11 +232,7 @@ test_remove_delay() {
 # is not mounted here.
 pod_cgroup() { # KIND
         local hier
-        if [ "$1" = v2 ]; then
-                hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-        else
-                hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
-        fi
+        hier=$(hierarchy "$1")
         [ -n "$hier" ] && echo "$hier/kubepods/burstable/pod$UID1"
 }
 
@@ -312,7 +308,7 @@ test_pod_lifetime_v1() { test_pod_lifetime v1; }
 # $WORK/layout: a symlink on the way, a cgroup.events that does not parse.
 test_pod_cgroup_untrusted() {
         local hier real=$HOOK p1 what
-        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+        hier=$(hierarchy v2)
         [ -n "$hier" ] || { echo "no cgroup v2 hierarchy mounted: nothing to test"; return; }
         mkdir -p "$hier/kubepods" "$WORK/layout" "$WORK/elsewhere/pod$UID1"
         echo "populated 1" >"$WORK/elsewhere/pod$UID1/cgroup.events"
@@ -616,11 +612,7 @@ test_newer_state() {
 # again. KIND v2 uses the unified hierarchy, v1 the pids controller's.
 test_join_cgroup() { # KIND
         local kind=$1 hier cg p1 p2 p3 p4
-        if [ "$kind" = v2 ]; then
-                hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-        else
-                hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
-        fi
+        hier=$(hierarchy "$kind")
         [ -n "$hier" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
         cg=$hier/rmh-gc-$$-$kind
         mount_emulator --ctrl-groups gold

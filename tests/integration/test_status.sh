@@ -246,8 +246,7 @@ test_check() {
 # after one gc pass they say all is in.
 test_coverage() {
         local hier cg x1
-        hier=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-        [ -n "$hier" ] || hier=$(findmnt -n -t cgroup -O pids -o TARGET | head -n 1)
+        hier=$(hierarchy any)
         [ -n "$hier" ] || { echo "no cgroup hierarchy mounted: nothing to test"; return; }
         cg=$hier/rmh-status-$$
         mkdir "$cg"

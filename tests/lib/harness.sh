@@ -139,6 +139,16 @@ gc() { # [gc options]: runs gc, its report on stdout, its log in $LOG
         "$HOOK" --config "$CONFIG" gc "$@" 2>>"$LOG"
 }
 
+# Where a cgroup hierarchy is mounted: v2 the unified one, v1 the pids
+# controller's, any the first of those two; nothing when it is not mounted.
+hierarchy() { # v2 | v1 | any
+        case $1 in
+        v2) findmnt -n -t cgroup2 -o TARGET | head -n 1 ;;
+        v1) findmnt -n -t cgroup -O pids -o TARGET | head -n 1 ;;
+        any) hierarchy v2 | grep . || hierarchy v1 ;;
+        esac
+}
+
 tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
 has_task() { grep -qx "$2" "$1/tasks"; }
 member_count() { grep -o '"id":' "$STATE/$1.members" 2>/dev/null | wc -l; }
