@@ -210,15 +210,6 @@ static void complete_member(struct gc *gc, struct pod_session *s, struct member 
         s->dirty = true;
 }
 
-static bool has_pending_member(const struct pod_state *st, const char *ctrl)
-{
-        for (size_t i = 0; i < st->n_members; i++)
-                if (pod_member_is_pending(&st->members[i]) &&
-                    strcmp(st->members[i].ctrl, ctrl) == 0)
-                        return true;
-        return false;
-}
-
 /* Every thread of every monitored member's cgroup into the group (whose
  * tasks are in): what a runtime exec'd into a container since the last
  * pass, or what a re-made group lost. Said when some joined; threads the
@@ -311,7 +302,7 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
 static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
 {
         const struct pod_env *e = &gc->env;
-        bool interrupted = has_pending_member(&s->st, ctrl), changed;
+        bool interrupted = pod_group_has_pending(&s->st, ctrl, NULL), changed;
         _cleanup_free_ char *status = NULL;
         _cleanup_free_ pid_t *in = NULL;
         size_t n_in = 0;

@@ -247,6 +247,18 @@ bool pod_group_is_held(const struct pod_state *st, const char *ctrl)
         return false;
 }
 
+bool pod_group_has_pending(const struct pod_state *st, const char *ctrl, const char *except_id)
+{
+        for (size_t i = 0; i < st->n_members; i++) {
+                const struct member *m = &st->members[i];
+
+                if (pod_member_is_pending(m) && strcmp(m->ctrl, ctrl) == 0 &&
+                    (!except_id || strcmp(m->id, except_id) != 0))
+                        return true;
+        }
+        return false;
+}
+
 /* Saves st now: what follows depends on the record being on disk. */
 static int session_save(struct pod_session *s)
 {

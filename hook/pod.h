@@ -107,6 +107,10 @@ bool pod_member_is_pending(const struct member *m);
  * monitored or pending? Then the group must stay. */
 bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
 
+/* Is a member of (pod, ctrl) other than except_id (NULL: none) pending: a
+ * createRuntime that did not finish? Then a group missing is its doing. */
+bool pod_group_has_pending(const struct pod_state *st, const char *ctrl, const char *except_id);
+
 /* Who owns the group of a (pod, control group) record, decided in this one
  * place, from what resctrl shows under its lock, and saved before anything
  * depends on it:

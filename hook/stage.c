@@ -124,19 +124,6 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
         }
 }
 
-/* Did a createRuntime of another container of (pod, ctrl) stop before it
- * finished? Then a group missing is its doing, not someone else's. */
-static bool interrupted_run(const struct hook_ctx *ctx, const struct pod_state *st,
-                            const char *ctrl)
-{
-        for (size_t i = 0; i < st->n_members; i++)
-                if (pod_member_is_pending(&st->members[i]) &&
-                    strcmp(st->members[i].ctrl, ctrl) == 0 &&
-                    strcmp(st->members[i].id, ctx->state->id) != 0)
-                        return true;
-        return false;
-}
-
 /* Builds "what: kernel status" for an unmonitored member's record. */
 static int unmonitored_reason(const char *what, const char *status, char **ret)
 {
@@ -394,7 +381,9 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         }
 
         recorded = pod_state_find_group(&s->st, ctrl) != NULL;
-        interrupted = interrupted_run(ctx, &s->st, ctrl);
+        /* Did another container's createRuntime stop before it finished?
+         * Then a group missing is its doing, not someone else's. */
+        interrupted = pod_group_has_pending(&s->st, ctrl, ctx->state->id);
         r = record_intent(ctx, s, ctrl, start_time);
         if (r >= 0)
                 r = join_group(ctx, s, ctrl, recorded, interrupted, &reason);
