@@ -16,11 +16,14 @@
 /* mountinfo of a busy node: hundreds of mounts, each a line. */
 #define MOUNTINFO_MAX ((size_t) 4 << 20)
 #define CGROUP_THREADS_MAX ((size_t) 1 << 20)
+/* Ids below PID_MAX_LIMIT take at most 8 bytes a line: a list past the cap is
+ * past cgroup_subtree_threads' bound too. */
+_Static_assert(CGROUP_THREADS_MAX / 8 > CGROUP_SUBTREE_THREADS, "cap below the bound");
 
 /* The v1 hierarchies that every runtime puts a container in, in order. */
 static const char *const v1_controllers[] = {"pids", "cpu", "memory"};
 
-static bool path_is_valid(const char *path, size_t len)
+bool cgroup_path_is_valid(const char *path, size_t len)
 {
         if (len == 0 || len >= CGROUP_PATH_MAX || path[0] != '/')
                 return false;
@@ -76,7 +79,7 @@ static int find_hierarchy(const char *text, enum cgroup_kind kind, const char *c
                 if (match) {
                         size_t len = (size_t) (nl - c2 - 1);
 
-                        if (!path_is_valid(c2 + 1, len))
+                        if (!cgroup_path_is_valid(c2 + 1, len))
                                 return -EBADMSG;
                         memcpy(path, c2 + 1, len);
                         path[len] = '\0';
@@ -87,19 +90,26 @@ static int find_hierarchy(const char *text, enum cgroup_kind kind, const char *c
         return 0;
 }
 
-int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
+/* <proc>/<pid>/cgroup; -ESRCH when pid is gone. */
+static int read_cgroup_file(int proc_fd, pid_t pid, char **ret)
 {
-        _cleanup_free_ char *text = NULL;
-        struct cgroup_ref ref = {.kind = CGROUP_V2};
         char file[32];
         int r;
 
         if (pid <= 0)
                 return -EINVAL;
         (void) snprintf(file, sizeof(file), "%d/cgroup", (int) pid);
-        r = read_small_file_at(proc_fd, file, CGROUP_FILE_MAX, &text);
-        if (r == -ENOENT)
-                return -ESRCH;
+        r = read_small_file_at(proc_fd, file, CGROUP_FILE_MAX, ret);
+        return r == -ENOENT ? -ESRCH : r;
+}
+
+int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        struct cgroup_ref ref = {.kind = CGROUP_V2};
+        int r;
+
+        r = read_cgroup_file(proc_fd, pid, &text);
         if (r < 0)
                 return r;
         r = find_hierarchy(text, CGROUP_V2, NULL, ref.path);
@@ -124,6 +134,30 @@ int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
         return -ENOENT;
 }
 
+int cgroup_of_pid_in(int proc_fd, pid_t pid, enum cgroup_kind kind, const char *controller,
+                     struct cgroup_ref *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        struct cgroup_ref ref = {.kind = kind};
+        int r;
+
+        if (kind == CGROUP_V1) {
+                if (!controller || !controller[0] || strlen(controller) >= sizeof(ref.controller))
+                        return -EINVAL;
+                (void) snprintf(ref.controller, sizeof(ref.controller), "%s", controller);
+        }
+        r = read_cgroup_file(proc_fd, pid, &text);
+        if (r < 0)
+                return r;
+        r = find_hierarchy(text, kind, ref.controller, ref.path);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        *ret = ref;
+        return 0;
+}
+
 int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b)
 {
         size_t n = strlen(a->path);
@@ -133,6 +167,40 @@ int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b)
         if (strcmp(a->path, "/") == 0)
                 return 1;
         return strncmp(a->path, b->path, n) == 0 && (b->path[n] == '\0' || b->path[n] == '/');
+}
+
+int cgroup_task_is_under(int proc_fd, pid_t tid, const struct cgroup_ref *ancestor)
+{
+        struct cgroup_ref cg;
+        int r;
+
+        r = cgroup_of_pid_in(proc_fd, tid, ancestor->kind, ancestor->controller, &cg);
+        if (r == -ENOENT) /* a hierarchy this kernel lacks holds no thread */
+                return 0;
+        if (r < 0)
+                return r;
+        return cgroup_contains(ancestor, &cg);
+}
+
+const char *cgroup_hierarchy_name(const struct cgroup_ref *ref)
+{
+        return ref->kind == CGROUP_V2 ? "unified" : ref->controller;
+}
+
+int cgroup_hierarchy_parse(const char *name, struct cgroup_ref *ret)
+{
+        if (strcmp(name, "unified") == 0) {
+                ret->kind = CGROUP_V2;
+                ret->controller[0] = '\0';
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++)
+                if (strcmp(name, v1_controllers[i]) == 0) {
+                        ret->kind = CGROUP_V1;
+                        (void) snprintf(ret->controller, sizeof(ret->controller), "%s", name);
+                        return 0;
+                }
+        return -EINVAL;
 }
 
 /* mountinfo's octal escapes (\040 for a space) undone in place. */
@@ -240,7 +308,7 @@ int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int
         char path[CGROUP_PATH_MAX], *save = NULL;
         int top = mount_fd(m, ref);
 
-        if (!path_is_valid(ref->path, strlen(ref->path)))
+        if (!cgroup_path_is_valid(ref->path, strlen(ref->path)))
                 return -EINVAL;
         if (top < 0)
                 return -ENOENT;
@@ -274,6 +342,109 @@ int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n
         if (r < 0)
                 return r;
         return pid_list_parse(text, ret, ret_n);
+}
+
+/* *ids and add, both sorted, merged into *ids: sorted, no id twice. */
+static int pid_list_merge(pid_t **ids, size_t *n, const pid_t *add, size_t n_add)
+{
+        pid_t *out;
+        size_t i = 0, j = 0, k = 0;
+
+        if (n_add == 0)
+                return 0;
+        out = reallocarray(NULL, *n + n_add, sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        while (i < *n || j < n_add) {
+                pid_t id = j == n_add || (i < *n && (*ids)[i] <= add[j]) ? (*ids)[i++] : add[j++];
+
+                if (k == 0 || out[k - 1] != id)
+                        out[k++] = id;
+        }
+        free(*ids);
+        *ids = out;
+        *n = k;
+        return 0;
+}
+
+/* What cgroup_subtree_threads has found so far. */
+struct subtree {
+        enum cgroup_kind kind;
+        pid_t *ids;
+        size_t n;
+        bool cut;
+};
+
+/* Adds the threads of dir_fd, depth levels below ref, then those of each
+ * cgroup below it. 0; 1 when the thread bound stopped the walk; -errno. */
+static int subtree_walk(struct subtree *s, int dir_fd, unsigned depth)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ pid_t *ids = NULL;
+        size_t n = 0, room = CGROUP_SUBTREE_THREADS - s->n;
+        struct dirent *de;
+        int r;
+
+        r = cgroup_threads(dir_fd, s->kind, &ids, &n);
+        if (r == -EFBIG) { /* past 1 MiB of ids: past the thread bound on its own */
+                s->cut = true;
+                return 1;
+        }
+        if (r < 0)
+                return r;
+        r = pid_list_merge(&s->ids, &s->n, ids, n < room ? n : room);
+        if (r < 0)
+                return r;
+        if (n > room) { /* the cgroups nearer ref keep their threads */
+                s->cut = true;
+                return 1;
+        }
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
+                return r;
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): opendir_at set d */
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                _cleanup_close_ int fd = -EBADF;
+
+                if (!name_is_valid(de->d_name))
+                        continue; /* "." and ".." */
+                fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 && (errno == ENOTDIR || errno == ELOOP || errno == ENOENT))
+                        continue; /* a file, a symlink, or removed meanwhile */
+                if (fd < 0)
+                        return -errno;
+                if (depth == CGROUP_SUBTREE_DEPTH) {
+                        s->cut = true;
+                        return 0;
+                }
+                r = subtree_walk(s, fd, depth + 1);
+                /* Removed meanwhile: gone, or kernfs's ENODEV for a read after rmdir. */
+                if (r == -ENOENT || r == -ENODEV)
+                        continue;
+                if (r != 0)
+                        return r;
+        }
+        return -errno;
+}
+
+int cgroup_subtree_threads(const struct cgroup_mounts *m, const struct cgroup_ref *ref, pid_t **ret,
+                           size_t *ret_n, bool *ret_cut)
+{
+        _cleanup_close_ int fd = -EBADF;
+        struct subtree s = {.kind = ref->kind};
+        int r;
+
+        r = cgroup_open(m, ref, &fd);
+        if (r >= 0)
+                r = subtree_walk(&s, fd, 0);
+        if (r < 0) {
+                free(s.ids);
+                return r == -ENODEV ? -ENOENT : r;
+        }
+        *ret = s.ids;
+        *ret_n = s.n;
+        *ret_cut = s.cut;
+        return 0;
 }
 
 /* The threads of process pid, from <proc>/<pid>/task, sorted. */

@@ -28,6 +28,18 @@ struct cgroup_ref {
         char path[CGROUP_PATH_MAX]; /* "/" or "/kubepods.slice/.../cri-containerd-<id>.scope" */
 };
 
+/* Is path a valid cgroup path (len bytes, not NUL-terminated): absolute, no
+ * empty, "." or ".." component, no control characters, shorter than
+ * CGROUP_PATH_MAX? */
+bool cgroup_path_is_valid(const char *path, size_t len);
+
+/* "unified" for v2, else the v1 controller: how a hierarchy is named in
+ * the member file. */
+const char *cgroup_hierarchy_name(const struct cgroup_ref *ref);
+/* The reverse, into ret->kind and ret->controller: -EINVAL for a name that is
+ * none of "unified", "pids", "cpu", "memory". */
+int cgroup_hierarchy_parse(const char *name, struct cgroup_ref *ret);
+
 /* pid's cgroup from /proc/<pid>/cgroup: the unified one when pid is not at
  * its root (pure v2, or hybrid with the runtime in the unified tree), else
  * the v1 hierarchy of pids, cpu or memory, the first that lists it below the
@@ -35,8 +47,21 @@ struct cgroup_ref {
  * hierarchy; -EBADMSG when the file or a path is not valid. */
 int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret);
 
+/* pid's cgroup in one hierarchy: the unified one (controller "" or NULL) or
+ * the v1 one whose controller list holds controller; "/" when pid is at its
+ * root. 0; -ESRCH when pid is gone; -ENOENT when the file lists no such
+ * hierarchy; -EBADMSG when the file or the path is not valid. */
+int cgroup_of_pid_in(int proc_fd, pid_t pid, enum cgroup_kind kind, const char *controller,
+                     struct cgroup_ref *ret);
+
 /* 1 when a is b or one of its ancestors, 0 when not. */
 int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b);
+
+/* 1 when thread tid's cgroup in ancestor's hierarchy is ancestor or below it,
+ * 0 when not (or when tid's file lists no such hierarchy). tid need not lead
+ * its thread group: <proc>/<tid>/ exists for every thread. -ESRCH when tid is
+ * gone; -EBADMSG when the file does not parse. */
+int cgroup_task_is_under(int proc_fd, pid_t tid, const struct cgroup_ref *ancestor);
 
 /* The hierarchies' mounts, from <proc>/self/mountinfo: one read for a whole
  * pass of gc or status. Each fd is -EBADF where that hierarchy is not mounted
@@ -65,6 +90,22 @@ int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int
 /* The threads in the cgroup of dir_fd (cgroup.threads on v2, tasks on v1),
  * sorted (pid_list_parse): *ret malloc'd. 0 or -errno (-EFBIG past 1 MiB). */
 int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n);
+
+/* The bounds of cgroup_subtree_threads: levels below ref, threads in all. */
+#define CGROUP_SUBTREE_DEPTH 8
+#define CGROUP_SUBTREE_THREADS 100000
+
+/* The threads of ref and of every cgroup below it (systemd in a container and
+ * Docker-in-Docker fork into sub-cgroups; cgroup.threads and tasks are not
+ * recursive), sorted, no id twice: *ret malloc'd (NULL when none). Every
+ * directory is opened with O_NOFOLLOW; a symlink or a file is no cgroup. At
+ * most CGROUP_SUBTREE_DEPTH levels below ref and CGROUP_SUBTREE_THREADS ids,
+ * ref's first (a cgroup listing past 1 MiB is past the bound, none of its
+ * ids taken): *ret_cut says whether either bound left some out. A cgroup
+ * below ref that is removed meanwhile is skipped. 0; -ENOENT when ref is gone
+ * or its hierarchy is not mounted here; -errno. */
+int cgroup_subtree_threads(const struct cgroup_mounts *m, const struct cgroup_ref *ref, pid_t **ret,
+                           size_t *ret_n, bool *ret_cut);
 
 /* The threads of the container whose init is pid, sorted: its cgroup's,
  * when pid has a cgroup of its own (not the root, none that holds the reader

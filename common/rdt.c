@@ -47,18 +47,21 @@ static int open_dir_at(int dir_fd, const char *name, int *ret_fd)
         return 0;
 }
 
+/* The control group's directory, the root itself for "/". Validates ctrl first. */
+static int open_ctrl_group(int root_fd, const char *ctrl, int *ret_fd)
+{
+        if (!rdt_ctrl_group_is_valid(ctrl))
+                return -EINVAL;
+        return open_dir_at(root_fd, strcmp(ctrl, "/") == 0 ? "." : ctrl, ret_fd);
+}
+
 /* <ctrl>/mon_groups, or the root's own mon_groups for "/". Validates ctrl first. */
 static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
 {
         _cleanup_close_ int ctrl_fd = -EBADF;
         int r;
 
-        if (!rdt_ctrl_group_is_valid(ctrl))
-                return -EINVAL;
-        if (strcmp(ctrl, "/") == 0)
-                return open_dir_at(root_fd, "mon_groups", ret_fd);
-
-        r = open_dir_at(root_fd, ctrl, &ctrl_fd);
+        r = open_ctrl_group(root_fd, ctrl, &ctrl_fd);
         if (r < 0)
                 return r;
         return open_dir_at(ctrl_fd, "mon_groups", ret_fd);
@@ -169,38 +172,50 @@ void rdt_unlock(int root_fd)
         (void) flock(root_fd, LOCK_UN);
 }
 
-int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret)
+int rdt_task_mon_group(int proc_fd, pid_t tid, char **ret_ctrl, char **ret_mon)
 {
-        _cleanup_free_ char *buf = NULL;
-        char path[32], *name, *nl;
+        _cleanup_free_ char *buf = NULL, *ctrl = NULL, *mon = NULL;
+        char path[32], *nl, *m;
         int r;
 
-        if (pid <= 0)
+        if (tid <= 0)
                 return -EINVAL;
-        snprintf(path, sizeof(path), "%d/cpu_resctrl_groups", (int) pid);
+        snprintf(path, sizeof(path), "%d/cpu_resctrl_groups", (int) tid);
         r = read_small_file_at(proc_fd, path, RDT_SMALL_FILE_MAX, &buf);
         if (r == -ESRCH)
                 return -ENOENT;
         if (r < 0)
                 return r;
 
-        /* "res:<ctrl>\nmon:<mon>\n": plain names, "/" for the root group. */
+        /* "res:<ctrl>\nmon:<mon>\n": plain names, "/" for the root group, mon
+         * empty in the control group's own monitoring group. */
         if (strncmp(buf, "res:", 4) != 0)
                 return -EBADMSG;
         nl = strchr(buf + 4, '\n');
         if (!nl || strncmp(nl + 1, "mon:", 4) != 0)
                 return -EBADMSG;
         *nl = '\0';
+        m = nl + 5;
+        *strchrnul(m, '\n') = '\0';
         if (buf[4] == '\0')
                 return -ENODATA; /* resctrl is not mounted */
-        if (!rdt_ctrl_group_is_valid(buf + 4))
+        if (!rdt_ctrl_group_is_valid(buf + 4) || (m[0] && !name_is_valid(m)))
                 return -EBADMSG;
 
-        name = strdup(buf + 4);
-        if (!name)
+        ctrl = strdup(buf + 4);
+        mon = m[0] ? strdup(m) : NULL;
+        if (!ctrl || (m[0] && !mon))
                 return -ENOMEM;
-        *ret = name;
+        *ret_ctrl = TAKE_PTR(ctrl);
+        *ret_mon = TAKE_PTR(mon);
         return 0;
+}
+
+int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret)
+{
+        _cleanup_free_ char *mon = NULL;
+
+        return rdt_task_mon_group(proc_fd, pid, ret, &mon);
 }
 
 int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char **reterr_status)
@@ -359,6 +374,22 @@ int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, con
         return r < 0 && r != -ESRCH && r != -EINVAL ? r : 0;
 }
 
+int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid)
+{
+        _cleanup_close_ int ctrl_fd = -EBADF, tasks_fd = -EBADF;
+        int r;
+
+        if (tid <= 0)
+                return -EINVAL;
+        r = open_ctrl_group(root_fd, ctrl, &ctrl_fd);
+        if (r < 0)
+                return r;
+        tasks_fd = openat(ctrl_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (tasks_fd < 0)
+                return -errno;
+        return write_task_id(tasks_fd, tid);
+}
+
 int rdt_mon_group_is_empty(int root_fd, int proc_fd, const char *ctrl, const char *name)
 {
         _cleanup_free_ char *buf = NULL;
@@ -442,6 +473,62 @@ static int foreach_mon(int dir_fd, const char *ctrl, rdt_group_fn fn, void *user
                         return r;
         }
         return -errno;
+}
+
+/* What rdt_ctrl_mon_tasks gathers: the tasks texts, one after another. */
+struct mon_tasks {
+        int root_fd;
+        const char *except;
+        FILE *out;
+};
+
+static int collect_mon_tasks(const char *ctrl, const char *mon, void *userdata)
+{
+        struct mon_tasks *t = userdata;
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        if (t->except && strcmp(mon, t->except) == 0)
+                return 0;
+        r = read_tasks(t->root_fd, ctrl, mon, &buf);
+        /* Removed meanwhile: gone, or kernfs's ENODEV for a read after rmdir. */
+        if (r == -ENOENT || r == -ENODEV)
+                return 0;
+        if (r < 0)
+                return r;
+        return fprintf(t->out, "%s\n", buf) < 0 ? -ENOMEM : 0;
+}
+
+int rdt_ctrl_mon_tasks(int root_fd, const char *ctrl, const char *except, pid_t **ret,
+                       size_t *ret_n)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ pid_t *ids = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        struct mon_tasks t = {.root_fd = root_fd, .except = except};
+        size_t len = 0, n = 0, k = 0;
+        int fd = -EBADF, r;
+
+        f = t.out = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        r = open_mon_groups(root_fd, ctrl, &fd);
+        if (r >= 0)
+                r = foreach_mon(fd, ctrl, collect_mon_tasks, &t);
+        if (fclose(TAKE_PTR(f)) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        r = pid_list_parse(text, &ids, &n);
+        if (r < 0)
+                return r;
+        /* A task that moved between two groups during the scan is listed twice. */
+        for (size_t i = 0; i < n; i++)
+                if (k == 0 || ids[k - 1] != ids[i])
+                        ids[k++] = ids[i];
+        *ret = TAKE_PTR(ids);
+        *ret_n = k;
+        return 0;
 }
 
 static bool is_ctrl_group(int root_fd, const char *name)

@@ -37,6 +37,12 @@ void rdt_unlock(int root_fd);
  * pass a fake tree). */
 int rdt_task_ctrl_group(int proc_fd, pid_t pid, char **ret);
 
+/* Both groups of thread tid from /proc/<tid>/cpu_resctrl_groups (every thread
+ * has /proc/<tid>/): *ret_ctrl as rdt_task_ctrl_group gives it, *ret_mon the
+ * monitoring group's name, NULL when the thread is in the control group's own
+ * (the "mon:" line is empty); both malloc'd. Errors as rdt_task_ctrl_group. */
+int rdt_task_mon_group(int proc_fd, pid_t tid, char **ret_ctrl, char **ret_mon);
+
 /* mkdir <ctrl>/mon_groups/<name>, mode 0755. 1 when created, 0 when it already
  * existed, -errno otherwise (-ENOENT when the control group is missing; -ENOSPC
  * or -EBUSY when the kernel is out of RMIDs, with *reterr_status set to
@@ -56,6 +62,21 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
  * the group does not exist, -EFBIG past 1 MiB of ids. */
 int rdt_mon_group_tasks(int root_fd, const char *ctrl, const char *name, pid_t **ret,
                         size_t *ret_n);
+
+/* The ids listed by every monitoring group of control group ctrl but the one
+ * named except (NULL for none), sorted, no id twice: the threads that other
+ * monitors (pqos, another tool) placed, never to be taken from them. *ret
+ * malloc'd (NULL when none). A group removed meanwhile is skipped. -ENOENT
+ * when the control group does not exist, -EFBIG past 1 MiB of ids in a group. */
+int rdt_ctrl_mon_tasks(int root_fd, const char *ctrl, const char *except, pid_t **ret,
+                       size_t *ret_n);
+
+/* Writes tid into the control group's own tasks file, which puts it in the
+ * control group's default monitoring group: the undo of a write that moved
+ * the wrong thread. -ESRCH when the thread is gone, -EINVAL when the kernel
+ * refuses it, -ENOENT when the control group does not exist. Caller holds
+ * rdt_lock. */
+int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid);
 
 /* Writes each of tids into the group's tasks, one per write(2). A thread
  * that exited meanwhile (ESRCH) is skipped; one in another control group

@@ -227,6 +227,267 @@ START_TEST(test_container_threads)
 }
 END_TEST
 
+/* One hierarchy's line, the root included; a v1 one by any controller of its list. */
+START_TEST(test_of_pid_in)
+{
+        struct cgroup_ref r;
+
+        tmptree_put(proc_fd, "100/cgroup", "12:cpu,cpuacct:/kubepods/ab\n8:pids:/\n0::/\n");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), 0);
+        ck_assert_int_eq(r.kind, CGROUP_V2);
+        ck_assert_str_eq(r.controller, "");
+        ck_assert_str_eq(r.path, "/");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, "", &r), 0);
+        ck_assert_str_eq(r.path, "/");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "cpuacct", &r), 0);
+        ck_assert_int_eq(r.kind, CGROUP_V1);
+        ck_assert_str_eq(r.controller, "cpuacct");
+        ck_assert_str_eq(r.path, "/kubepods/ab");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "pids", &r), 0);
+        ck_assert_str_eq(r.path, "/");
+
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "memory", &r), -ENOENT);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "cpu,cpuacct", &r), -ENOENT);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "", &r), -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, NULL, &r), -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "a_very_long_controller", &r),
+                         -EINVAL);
+        tmptree_put(proc_fd, "100/cgroup", "8:pids:/a\n");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), -ENOENT);
+        tmptree_put(proc_fd, "100/cgroup", "8:pids:/a/../b\n0::/c\n");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "pids", &r), -EBADMSG);
+        tmptree_put(proc_fd, "100/cgroup", "garbage\n0::/c\n");
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), -EBADMSG);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 300, CGROUP_V2, NULL, &r), -ESRCH);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 0, CGROUP_V2, NULL, &r), -EINVAL);
+}
+END_TEST
+
+/* A thread's cgroup against an ancestor, in the ancestor's own hierarchy. */
+START_TEST(test_task_is_under)
+{
+        struct cgroup_ref pod = {.kind = CGROUP_V2, .path = "/kubepods/pod1"};
+        struct cgroup_ref pids = {
+            .kind = CGROUP_V1, .controller = "pids", .path = "/kubepods/pod1"};
+        struct cgroup_ref root = {.kind = CGROUP_V2, .path = "/"};
+
+        /* A thread that leads no thread group has a <proc>/<tid>/ of its own too. */
+        tmptree_mkdir(proc_fd, "101");
+        tmptree_put(proc_fd, "101/cgroup",
+                    "8:pids:/kubepods/pod1/ab/init.scope\n0::/kubepods/pod1/ab/sub\n");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &root), 1);
+
+        tmptree_put(proc_fd, "101/cgroup", "8:pids:/kubepods/pod12\n0::/kubepods/pod1\n");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 0);
+
+        /* Moved out, and a hierarchy the file does not list. */
+        tmptree_put(proc_fd, "101/cgroup", "0::/kubepods/pod12/ab\n");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 0);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 0);
+
+        tmptree_put(proc_fd, "101/cgroup", "0::/kubepods/pod1/../x\n");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), -EBADMSG);
+        tmptree_put(proc_fd, "101/cgroup", "garbage\n");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), -EBADMSG);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 102, &pod), -ESRCH);
+}
+END_TEST
+
+static void assert_ids(const pid_t *ids, size_t n, const pid_t *want, size_t n_want)
+{
+        ck_assert_uint_eq(n, n_want);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(ids[i] == want[i], "[%zu]: %d, not %d", i, ids[i], want[i]);
+}
+
+/* Every cgroup below ref, each id once, sorted; never through a symlink, nor
+ * into ref's parent; a cgroup removed during the walk (its files gone) is
+ * skipped. */
+START_TEST(test_subtree_threads)
+{
+        static const pid_t want[] = {5, 10, 20, 30, 40};
+        static const pid_t want_v1[] = {5, 6};
+        const char *path;
+        int top = tmptree_new(&path);
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        struct cgroup_ref ref = {.kind = CGROUP_V2, .path = "/pod/ctr"};
+        struct cgroup_ref v1 = {.kind = CGROUP_V1, .controller = "pids", .path = "/podman/cd"};
+        _cleanup_free_ pid_t *ids = NULL;
+        size_t n = 0;
+        bool cut = true;
+
+        mountinfo(path);
+        tmptree_mkdir(top, "v2");
+        tmptree_mkdir(top, "v2/pod");
+        tmptree_put(top, "v2/pod/cgroup.threads", "1\n");
+        tmptree_mkdir(top, "v2/pod/ctr");
+        tmptree_put(top, "v2/pod/ctr/cgroup.threads", "30\n10\n");
+        tmptree_mkdir(top, "v2/pod/ctr/init.scope");
+        tmptree_put(top, "v2/pod/ctr/init.scope/cgroup.threads", "20\n10\n"); /* 10 moved here */
+        tmptree_mkdir(top, "v2/pod/ctr/docker");
+        tmptree_put(top, "v2/pod/ctr/docker/cgroup.threads", "");
+        tmptree_mkdir(top, "v2/pod/ctr/docker/a");
+        tmptree_put(top, "v2/pod/ctr/docker/a/cgroup.threads", "40\n");
+        tmptree_mkdir(top, "v2/pod/ctr/docker/a/b");
+        tmptree_put(top, "v2/pod/ctr/docker/a/b/cgroup.threads", "5\n");
+        tmptree_mkdir(top, "v2/pod/ctr/gone");
+        tmptree_mkdir(top, "v2/elsewhere");
+        tmptree_put(top, "v2/elsewhere/cgroup.threads", "99\n");
+        ck_assert_int_eq(symlinkat("../../elsewhere", top, "v2/pod/ctr/link"), 0);
+        tmptree_mkdir(top, "p ids");
+        tmptree_mkdir(top, "p ids/podman");
+        tmptree_mkdir(top, "p ids/podman/cd");
+        tmptree_put(top, "p ids/podman/cd/tasks", "5\n");
+        tmptree_mkdir(top, "p ids/podman/cd/sub");
+        tmptree_put(top, "p ids/podman/cd/sub/tasks", "6\n");
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(!cut);
+        assert_ids(ids, n, want, ELEMENTSOF(want));
+        free(ids);
+        ids = NULL;
+
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &v1, &ids, &n, &cut), 0);
+        ck_assert(!cut);
+        assert_ids(ids, n, want_v1, ELEMENTSOF(want_v1));
+        free(ids);
+        ids = NULL;
+
+        /* None at all: no list. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/pod/ctr/docker/a/b"};
+        tmptree_put(top, "v2/pod/ctr/docker/a/b/cgroup.threads", "");
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert_uint_eq(n, 0);
+        ck_assert_ptr_null(ids);
+
+        /* ref gone, removed, a symlink, a hierarchy not mounted here. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/pod/none"};
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), -ENOENT);
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/pod/ctr/gone"};
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), -ENOENT);
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/pod/ctr/link"};
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), -ENOTDIR);
+        ref = (struct cgroup_ref){.kind = CGROUP_V1, .controller = "memory", .path = "/a"};
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), -ENOENT);
+        ck_assert_ptr_null(ids);
+        cgroup_mounts_close(&m);
+        close(top);
+}
+END_TEST
+
+/* The ids first..last, one a line. */
+static char *id_lines(pid_t first, pid_t last)
+{
+        size_t len = 0;
+        char *text = NULL;
+        FILE *f = open_memstream(&text, &len);
+
+        ck_assert_ptr_nonnull(f);
+        for (pid_t id = first; id <= last; id++)
+                fprintf(f, "%d\n", (int) id);
+        ck_assert_int_eq(fclose(f), 0);
+        return text;
+}
+
+/* CGROUP_SUBTREE_DEPTH levels below ref and no deeper; CGROUP_SUBTREE_THREADS
+ * ids, those of the cgroups nearer ref first. */
+START_TEST(test_subtree_bounds)
+{
+        const char *path;
+        int top = tmptree_new(&path);
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        struct cgroup_ref ref = {.kind = CGROUP_V2, .path = "/d"};
+        _cleanup_free_ pid_t *ids = NULL;
+        _cleanup_free_ char *text = NULL;
+        char dir[256] = "v2/d";
+        size_t n = 0;
+        bool cut = true;
+
+        mountinfo(path);
+        tmptree_mkdir(top, "v2");
+        for (int level = 0; level <= CGROUP_SUBTREE_DEPTH; level++) {
+                char file[300], id[16];
+
+                if (level > 0)
+                        (void) snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/l%d",
+                                        level);
+                tmptree_mkdir(top, dir);
+                (void) snprintf(file, sizeof(file), "%s/cgroup.threads", dir);
+                (void) snprintf(id, sizeof(id), "%d\n", level + 1);
+                tmptree_put(top, file, id);
+        }
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(!cut);
+        ck_assert_uint_eq(n, CGROUP_SUBTREE_DEPTH + 1);
+        free(ids);
+        ids = NULL;
+
+        /* One level deeper: left out, and said. */
+        tmptree_mkdir(top, strcat(dir, "/deeper"));
+        tmptree_put(top, strcat(dir, "/cgroup.threads"), "1000\n");
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(cut);
+        ck_assert_uint_eq(n, CGROUP_SUBTREE_DEPTH + 1);
+        ck_assert_int_eq(ids[n - 1], CGROUP_SUBTREE_DEPTH + 1);
+        free(ids);
+        ids = NULL;
+
+        /* Exactly the bound in ref, none below: nothing cut. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/big"};
+        text = id_lines(1000, 1000 + CGROUP_SUBTREE_THREADS - 1);
+        tmptree_mkdir(top, "v2/big");
+        tmptree_put(top, "v2/big/cgroup.threads", text);
+        tmptree_mkdir(top, "v2/big/sub");
+        tmptree_put(top, "v2/big/sub/cgroup.threads", "");
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(!cut);
+        ck_assert_uint_eq(n, CGROUP_SUBTREE_THREADS);
+        free(ids);
+        ids = NULL;
+
+        /* One more below ref: ref's own are kept, the newcomer is left out. */
+        tmptree_put(top, "v2/big/sub/cgroup.threads", "7\n");
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(cut);
+        ck_assert_uint_eq(n, CGROUP_SUBTREE_THREADS);
+        ck_assert_int_eq(ids[0], 1000);
+        free(ids);
+        ids = NULL;
+
+        /* More than the bound in ref itself. */
+        free(text);
+        text = id_lines(1, CGROUP_SUBTREE_THREADS + 1);
+        tmptree_put(top, "v2/big/cgroup.threads", text);
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(cut);
+        ck_assert_uint_eq(n, CGROUP_SUBTREE_THREADS);
+        ck_assert_int_eq(ids[n - 1], CGROUP_SUBTREE_THREADS);
+        free(ids);
+        ids = NULL;
+
+        /* A cgroup below listing more than cgroup_threads reads (1 MiB): past
+         * the bound, not an error. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/huge"};
+        free(text);
+        text = id_lines(1000000, 1000000 + 150000);
+        tmptree_mkdir(top, "v2/huge");
+        tmptree_put(top, "v2/huge/cgroup.threads", "3\n");
+        tmptree_mkdir(top, "v2/huge/c");
+        tmptree_put(top, "v2/huge/c/cgroup.threads", text);
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(cut);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_int_eq(ids[0], 3);
+        cgroup_mounts_close(&m);
+        close(top);
+}
+END_TEST
+
 static Suite *cgroup_suite(void)
 {
         Suite *s = suite_create("cgroup");
@@ -238,6 +499,10 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, test_contains);
         tcase_add_test(tc, test_open_and_threads);
         tcase_add_test(tc, test_container_threads);
+        tcase_add_test(tc, test_of_pid_in);
+        tcase_add_test(tc, test_task_is_under);
+        tcase_add_test(tc, test_subtree_threads);
+        tcase_add_test(tc, test_subtree_bounds);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -534,6 +534,175 @@ START_TEST(test_task_ctrl_group)
 }
 END_TEST
 
+static int task_mon_group(const char *content, char **ret_ctrl, char **ret_mon)
+{
+        tmptree_put(top_fd, "proc/100/cpu_resctrl_groups", content);
+        return rdt_task_mon_group(proc_fd, 100, ret_ctrl, ret_mon);
+}
+
+/* Both lines of the kernel's table (resctrl.md §5); a mon name is a plain name. */
+START_TEST(test_task_mon_group)
+{
+        static const char *const malformed[] = {
+            "res:/\n",
+            "mon:m1\nres:/\n",
+            "res:g1\nmon:..\n",
+            "res:g1\nmon:.\n",
+            "res:g1\nmon:a/b\n",
+            "res:g1\nmon:/g1/mon_groups/m1\n",
+            "res:g1\nmon:m\t1\n",
+            "res:info\nmon:m1\n",
+        };
+        char *ctrl = NULL, *mon = NULL;
+
+        ck_assert_int_eq(task_mon_group("res:/\nmon:\n", &ctrl, &mon), 0);
+        ck_assert_str_eq(ctrl, "/");
+        ck_assert_ptr_null(mon);
+        free(ctrl);
+        ck_assert_int_eq(task_mon_group("res:/\nmon:m0\n", &ctrl, &mon), 0);
+        ck_assert_str_eq(ctrl, "/");
+        ck_assert_str_eq(mon, "m0");
+        free(ctrl);
+        free(mon);
+        ck_assert_int_eq(task_mon_group("res:g1\nmon:\n", &ctrl, &mon), 0);
+        ck_assert_str_eq(ctrl, "g1");
+        ck_assert_ptr_null(mon);
+        free(ctrl);
+        ck_assert_int_eq(task_mon_group("res:g1\nmon:" UID "\n", &ctrl, &mon), 0);
+        ck_assert_str_eq(ctrl, "g1");
+        ck_assert_str_eq(mon, UID);
+        free(ctrl);
+        free(mon);
+        ctrl = mon = NULL;
+
+        ck_assert_int_eq(task_mon_group("res:\nmon:\n", &ctrl, &mon), -ENODATA);
+        for (size_t i = 0; i < ELEMENTSOF(malformed); i++) {
+                ck_assert_msg(task_mon_group(malformed[i], &ctrl, &mon) == -EBADMSG, "'%s'",
+                              malformed[i]);
+                /* One parser: what one refuses, so does the other. */
+                ck_assert_int_eq(rdt_task_ctrl_group(proc_fd, 100, &ctrl), -EBADMSG);
+        }
+        ck_assert_ptr_null(ctrl);
+        ck_assert_ptr_null(mon);
+
+        /* A thread that leads no thread group has its own /proc/<tid>/. */
+        tmptree_mkdir(top_fd, "proc/101");
+        tmptree_put(top_fd, "proc/101/cpu_resctrl_groups", "res:g1\nmon:pqos\n");
+        ck_assert_int_eq(rdt_task_mon_group(proc_fd, 101, &ctrl, &mon), 0);
+        ck_assert_str_eq(ctrl, "g1");
+        ck_assert_str_eq(mon, "pqos");
+        free(ctrl);
+        free(mon);
+        ctrl = mon = NULL;
+
+        ck_assert_int_eq(rdt_task_mon_group(proc_fd, 999, &ctrl, &mon), -ENOENT);
+        ck_assert_int_eq(rdt_task_mon_group(proc_fd, 0, &ctrl, &mon), -EINVAL);
+        ck_assert_ptr_null(ctrl);
+        ck_assert_ptr_null(mon);
+}
+END_TEST
+
+static void assert_ids(const pid_t *ids, size_t n, const pid_t *want, size_t n_want)
+{
+        ck_assert_uint_eq(n, n_want);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(ids[i] == want[i], "[%zu]: %d, not %d", i, ids[i], want[i]);
+}
+
+/* What the other monitoring groups of one control group hold: ours left
+ * out, each id once, sorted; a group removed meanwhile (its tasks gone) and
+ * other control groups' ignored; never through a symlink. */
+START_TEST(test_ctrl_mon_tasks)
+{
+        static const pid_t others[] = {7, 100, 200, 300};
+        static const pid_t all[] = {7, 50, 100, 200, 300};
+        static const pid_t root[] = {400};
+        _cleanup_free_ pid_t *ids = NULL;
+        size_t n = 99;
+        int r;
+
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "g1", UID, &ids, &n), 0);
+        ck_assert_uint_eq(n, 0);
+        ck_assert_ptr_null(ids);
+
+        tmptree_mkdir(top_fd, "resctrl/g1/mon_groups/pqos");
+        /* 100 listed twice: it moved during the scan. No final newlines, so
+         * that the texts would run together in either order. */
+        tmptree_put(top_fd, "resctrl/g1/mon_groups/pqos/tasks", "300\n100");
+        tmptree_mkdir(top_fd, "resctrl/g1/mon_groups/other");
+        tmptree_put(top_fd, "resctrl/g1/mon_groups/other/tasks", "200\n100\n7");
+        tmptree_mkdir(top_fd, "resctrl/g1/mon_groups/" UID);
+        tmptree_put(top_fd, "resctrl/g1/mon_groups/" UID "/tasks", "50\n");
+        tmptree_mkdir(top_fd, "resctrl/g1/mon_groups/gone");
+        tmptree_mkdir(top_fd, "resctrl/mon_groups/m0");
+        tmptree_put(top_fd, "resctrl/mon_groups/m0/tasks", "400\n");
+
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "g1", UID, &ids, &n), 0);
+        assert_ids(ids, n, others, ELEMENTSOF(others));
+        free(ids);
+        ids = NULL;
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "g1", NULL, &ids, &n), 0);
+        assert_ids(ids, n, all, ELEMENTSOF(all));
+        free(ids);
+        ids = NULL;
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "/", UID, &ids, &n), 0);
+        assert_ids(ids, n, root, ELEMENTSOF(root));
+        free(ids);
+        ids = NULL;
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "/", "m0", &ids, &n), 0);
+        ck_assert_uint_eq(n, 0);
+
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "g2", NULL, &ids, &n), -ENOENT);
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "info", NULL, &ids, &n), -EINVAL);
+        ck_assert_int_eq(rdt_ctrl_mon_tasks(root_fd, "../outside", NULL, &ids, &n), -EINVAL);
+
+        tmptree_put(top_fd, "outside/tasks", "666\n");
+        ck_assert_int_eq(symlinkat("../outside", top_fd, "resctrl/g2"), 0);
+        r = rdt_ctrl_mon_tasks(root_fd, "g2", NULL, &ids, &n);
+        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "ctrl: %d", r);
+        ck_assert_int_eq(symlinkat("../../../outside", top_fd, "resctrl/g1/mon_groups/planted"), 0);
+        r = rdt_ctrl_mon_tasks(root_fd, "g1", UID, &ids, &n);
+        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "mon: %d", r);
+        ck_assert_ptr_null(ids);
+}
+END_TEST
+
+/* Back into the control group's own tasks: "tasks" of the root for "/". */
+START_TEST(test_ctrl_add_task)
+{
+        char *s;
+        int r;
+
+        tmptree_put(top_fd, "resctrl/tasks", "");
+        tmptree_put(top_fd, "resctrl/g1/tasks", "");
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "g1", 101), 0);
+        s = tmptree_get(top_fd, "resctrl/g1/tasks");
+        ck_assert_str_eq(s, "101\n");
+        free(s);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "/", 102), 0);
+        s = tmptree_get(top_fd, "resctrl/tasks");
+        ck_assert_str_eq(s, "102\n");
+        free(s);
+
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "g2", 101), -ENOENT);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "info", 101), -EINVAL);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "mon_groups", 101), -EINVAL);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "../outside", 101), -EINVAL);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "g1", 0), -EINVAL);
+
+        /* Neither a planted control group nor a planted tasks file is followed. */
+        ck_assert_int_eq(symlinkat("../outside", top_fd, "resctrl/g2"), 0);
+        r = rdt_ctrl_add_task(root_fd, "g2", 101);
+        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "ctrl: %d", r);
+        ck_assert_int_eq(unlinkat(top_fd, "resctrl/g1/tasks", 0), 0);
+        ck_assert_int_eq(symlinkat("../../outside/tasks", top_fd, "resctrl/g1/tasks"), 0);
+        ck_assert_int_eq(rdt_ctrl_add_task(root_fd, "g1", 101), -ELOOP);
+        s = tmptree_get(top_fd, "outside/tasks");
+        ck_assert_str_eq(s, "");
+        free(s);
+}
+END_TEST
+
 START_TEST(test_lock_times_out)
 {
         int ready[2];
@@ -589,6 +758,9 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_remove);
         tcase_add_test(tc, test_rmid_budget);
         tcase_add_test(tc, test_task_ctrl_group);
+        tcase_add_test(tc, test_task_mon_group);
+        tcase_add_test(tc, test_ctrl_mon_tasks);
+        tcase_add_test(tc, test_ctrl_add_task);
         tcase_add_test(tc, test_lock_times_out);
         suite_add_tcase(s, tc);
         return s;
