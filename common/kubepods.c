@@ -71,6 +71,28 @@ static int look_at(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
         return r < 0 ? r : read_populated(fd, ref->kind, ret);
 }
 
+int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
+                             enum pod_cgroup *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        struct cgroup_ref parent = *ref;
+        char *slash = strrchr(parent.path, '/');
+        int r = look_at(m, ref, ret);
+
+        if (r != -ENOENT || !slash)
+                return r;
+        slash[slash == parent.path] = '\0'; /* "/pod1" has the root "/" above it */
+        r = cgroup_open(m, &parent, &fd);
+        if (r == -ENOENT) {
+                *ret = POD_CGROUP_UNSEEN;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = POD_CGROUP_GONE;
+        return 0;
+}
+
 int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
                         struct cgroup_ref *ret_ref)
 {
@@ -78,25 +100,34 @@ int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod
             {.kind = CGROUP_V2},
             {.kind = CGROUP_V1, .controller = "pids"},
         };
-        char uid_[64];
+        char uid_[64], hex[64];
+        size_t n = 0;
 
         if (strlen(uid) >= sizeof(uid_))
                 return -EINVAL;
         memcpy(uid_, uid, strlen(uid) + 1);
         for (char *c = strchr(uid_, '-'); c; c = strchr(c, '-'))
                 *c = '_';
+        for (const char *c = uid; *c; c++) /* a static pod's UID as kubelet spells it */
+                if (*c != '-')
+                        hex[n++] = *c;
+        hex[n] = '\0';
         for (size_t h = 0; h < ELEMENTSOF(hierarchies); h++)
-                for (size_t i = 0; i < ELEMENTSOF(layouts); i++) {
-                        int r;
+                for (size_t i = 0; i < ELEMENTSOF(layouts); i++)
+                        for (int raw = 0; raw < 2; raw++) {
+                                const char *spelling = raw                      ? hex
+                                                       : layouts[i].underscores ? uid_
+                                                                                : uid;
+                                int r;
 
-                        *ret_ref = hierarchies[h];
-                        (void) snprintf(ret_ref->path, sizeof(ret_ref->path), "%s/%s%s%s",
-                                        layouts[i].parent, layouts[i].prefix,
-                                        layouts[i].underscores ? uid_ : uid, layouts[i].suffix);
-                        r = look_at(m, ret_ref, ret);
-                        if (r != -ENOENT)
-                                return r;
-                }
+                                *ret_ref = hierarchies[h];
+                                (void) snprintf(ret_ref->path, sizeof(ret_ref->path), "%s/%s%s%s",
+                                                layouts[i].parent, layouts[i].prefix, spelling,
+                                                layouts[i].suffix);
+                                r = look_at(m, ret_ref, ret);
+                                if (r != -ENOENT)
+                                        return r;
+                        }
         *ret = POD_CGROUP_GONE;
         return 0;
 }

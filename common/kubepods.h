@@ -9,8 +9,11 @@
  *   cgroupfs: kubepods/pod<uid>, kubepods/{burstable,besteffort}/pod<uid>
  *   systemd:  kubepods.slice/kubepods-pod<uid_>.slice,
  *             kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid_>.slice
- * (<uid_>: the UID with '_' for '-'), in the unified hierarchy, else in v1's
- * pids hierarchy. Never logs. */
+ * (<uid_>: the UID with '_' for '-'; a static pod's UID is 32 hex digits
+ * without dashes, and so is its cgroup's name), in the unified hierarchy,
+ * else in v1's pids hierarchy. That table is for pods recorded by versions
+ * before 0.3; from 0.3 on createRuntime records the pod's cgroup
+ * (runtime_cgroup.h), wherever kubelet put it. Never logs. */
 #pragma once
 
 #include "cgroup.h"
@@ -19,6 +22,7 @@ enum pod_cgroup {
         POD_CGROUP_GONE,      /* none: the pod is gone, or not a kubelet pod */
         POD_CGROUP_EMPTY,     /* there, with no process in it or below */
         POD_CGROUP_POPULATED, /* there, with a process in it or below */
+        POD_CGROUP_UNSEEN,    /* recorded, but neither it nor its parent can be seen from here */
 };
 
 /* What kubelet's cgroup of pod uid (canonical) is now, from cgroup.events'
@@ -26,5 +30,12 @@ enum pod_cgroup {
  * or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a file in
  * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
  * when the cgroup's file does not parse; -errno. */
+/* What the recorded cgroup of a pod (ref) is now. Gone only where its parent
+ * can be seen: a hierarchy not mounted here, or a cgroup namespace that
+ * hides the path, is UNSEEN, never gone. 0; -ELOOP, -ENOTDIR, -EBADMSG and
+ * -errno as kubepods_pod_cgroup. */
+int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
+                             enum pod_cgroup *ret);
+
 int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
                         struct cgroup_ref *ret_ref);

@@ -266,13 +266,13 @@ static int intel_rdt_from_json(json_t *rdt, const char *container_id, struct oci
         return 0;
 }
 
-int oci_bundle_intel_rdt(const char *bundle, const char *container_id, struct oci_intel_rdt *ret,
-                         char **reterr)
+int oci_bundle_read(const char *bundle, const char *container_id, struct oci_bundle *ret,
+                    char **reterr)
 {
-        _cleanup_free_ char *buf = NULL;
+        _cleanup_free_ char *buf = NULL, *cgroups_path = NULL;
         json_auto_t *root = NULL;
         json_error_t jerr;
-        json_t *linux_, *rdt;
+        json_t *linux_, *rdt, *cg;
         size_t len = 0;
         int r;
 
@@ -292,17 +292,31 @@ int oci_bundle_intel_rdt(const char *bundle, const char *container_id, struct oc
         if (linux_ && !json_is_null(linux_) && !json_is_object(linux_))
                 return set_error(reterr, "config.json: 'linux' is not an object");
 
+        cg = json_object_get(linux_, "cgroupsPath");
+        if (cg && !json_is_null(cg) && !json_is_string(cg))
+                return set_error(reterr, "config.json: 'linux.cgroupsPath' is not a string");
+        if (json_string_length(cg) > 0 && !(cgroups_path = strdup(json_string_value(cg))))
+                return -ENOMEM;
+
         /* A null intelRdt is a nil pointer in Go: unset. */
         rdt = json_object_get(linux_, "intelRdt");
-        if (!rdt || json_is_null(rdt)) {
-                *ret = (struct oci_intel_rdt){};
-                return 0;
-        }
-        return intel_rdt_from_json(rdt, container_id, ret, reterr);
+        if (!rdt || json_is_null(rdt))
+                ret->intel_rdt = (struct oci_intel_rdt){};
+        else if ((r = intel_rdt_from_json(rdt, container_id, &ret->intel_rdt, reterr)) < 0)
+                return r;
+        ret->cgroups_path = TAKE_PTR(cgroups_path);
+        return 0;
 }
 
 void oci_intel_rdt_done(struct oci_intel_rdt *r)
 {
         free(r->ctrl_group);
         *r = (struct oci_intel_rdt){};
+}
+
+void oci_bundle_done(struct oci_bundle *b)
+{
+        oci_intel_rdt_done(&b->intel_rdt);
+        free(b->cgroups_path);
+        b->cgroups_path = NULL;
 }

@@ -70,10 +70,19 @@ struct oci_intel_rdt {
         bool enable_monitoring; /* linux.intelRdt.enableMonitoring */
 };
 
-/* Reads <bundle>/config.json (at most 4 MiB). 0 on success (present=false when
- * there is no linux.intelRdt); -ENOENT when there is no config.json; -EINVAL
- * with *reterr for malformed JSON or a closID that is not "/" and not a valid
- * control group name (rdt_ctrl_group_is_valid). */
-int oci_bundle_intel_rdt(const char *bundle, const char *container_id, struct oci_intel_rdt *ret,
-                         char **reterr);
 void oci_intel_rdt_done(struct oci_intel_rdt *r);
+
+/* What the hook reads of the container's <bundle>/config.json. */
+struct oci_bundle {
+        struct oci_intel_rdt intel_rdt;
+        char *cgroups_path; /* linux.cgroupsPath as given; NULL when unset or empty */
+};
+
+/* Reads <bundle>/config.json (at most 4 MiB). 0 on success (intel_rdt.present
+ * false when there is no linux.intelRdt); -ENOENT when there is no
+ * config.json; -EINVAL with *reterr for malformed JSON, a closID that is not
+ * "/" and not a valid control group name (rdt_ctrl_group_is_valid), or a
+ * cgroupsPath that is not a string. Nothing is set on failure. */
+int oci_bundle_read(const char *bundle, const char *container_id, struct oci_bundle *ret,
+                    char **reterr);
+void oci_bundle_done(struct oci_bundle *b);

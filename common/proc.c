@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "macro.h"
@@ -107,4 +110,39 @@ int proc_pid_ns(int proc_fd, uint64_t *ret)
                 return -errno;
         *ret = (uint64_t) st.st_ino;
         return 0;
+}
+
+int proc_pin(int proc_fd, pid_t pid, uint64_t start_time, int *ret_pidfd)
+{
+        _cleanup_close_ int pidfd = -EBADF;
+        uint64_t now;
+        bool running;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        /* Opened first: the start time read after it then proves which
+         * process it pins (a pid reused in between shows another one). */
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return errno == ESRCH ? 0 : -errno;
+        r = proc_start_time_running(proc_fd, pid, &now, &running);
+        if (r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        if (now != start_time || !running)
+                return 0;
+        *ret_pidfd = TAKE_FD(pidfd);
+        return 1;
+}
+
+int proc_pin_holds(int pidfd)
+{
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int r = poll(&p, 1, 0);
+
+        if (r < 0)
+                return -errno;
+        return r == 0; /* readable once the process has exited */
 }

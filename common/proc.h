@@ -26,3 +26,14 @@ int proc_is_running(int proc_fd, pid_t pid);
  * shows belong to. Pids recorded under another namespace name other processes
  * here (or none). */
 int proc_pid_ns(int proc_fd, uint64_t *ret);
+
+/* Pins the process that pid names while its start time is start_time: a
+ * pidfd (pidfd_open(2)) opened before the start time is checked, so that it
+ * refers to that very process. 1 with *ret_pidfd; 0 when pid is gone,
+ * reused or a zombie; -errno. */
+int proc_pin(int proc_fd, pid_t pid, uint64_t start_time, int *ret_pidfd);
+
+/* 1 while the pinned process has not exited: its pid names it still (a pid
+ * is never reused before its process is reaped), so whatever was written
+ * for that pid reached it. 0 once it has exited; -errno. */
+int proc_pin_holds(int pidfd);

@@ -311,10 +311,20 @@ int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *po
 /* What load enforces beyond JSON types; format checks the same, so that save
  * never writes a file that load would refuse. Invalid names are not quoted:
  * they may hold control characters. */
+static bool cgroup_is_valid(const struct cgroup_ref *cg)
+{
+        struct cgroup_ref hierarchy;
+
+        return cgroup_hierarchy_parse(cgroup_hierarchy_name(cg), &hierarchy) == 0 &&
+               hierarchy.kind == cg->kind && cgroup_path_is_valid(cg->path, strlen(cg->path));
+}
+
 static int pod_state_check(const struct pod_state *s, char **reterr)
 {
         if (s->pid_ns > INT64_MAX)
                 return bad_state(reterr, "pid_ns out of range");
+        if (s->pod_cgroup_record == POD_CGROUP_RECORDED && !cgroup_is_valid(&s->pod_cgroup))
+                return bad_state(reterr, "invalid pod_cgroup");
         for (size_t i = 0; i < s->n_groups; i++) {
                 if (!rdt_ctrl_group_is_valid(s->groups[i].ctrl))
                         return bad_state(reterr, "group %zu: invalid ctrl", i);
@@ -334,6 +344,8 @@ static int pod_state_check(const struct pod_state *s, char **reterr)
                         return bad_state(reterr, "member %zu: invalid ctrl", i);
                 if (m->pid < 0 || m->start_time > INT64_MAX)
                         return bad_state(reterr, "member %zu: pid or start_time out of range", i);
+                if (m->has_cgroup && !cgroup_is_valid(&m->cgroup))
+                        return bad_state(reterr, "member %zu: invalid cgroup", i);
                 if (m->monitored != !m->reason)
                         return bad_state(reterr, "member %zu: reason must be set iff not monitored",
                                          i);
@@ -387,6 +399,11 @@ static json_t *format_groups(const struct pod_state *s)
         return TAKE_PTR(a);
 }
 
+static json_t *format_cgroup(const struct cgroup_ref *cg)
+{
+        return json_pack("{s:s, s:s}", "hierarchy", cgroup_hierarchy_name(cg), "path", cg->path);
+}
+
 static json_t *format_members(const struct pod_state *s)
 {
         json_auto_t *a = json_array();
@@ -400,6 +417,11 @@ static json_t *format_members(const struct pod_state *s)
                               "pid", m->pid, "start_time", (json_int_t) m->start_time, "monitored",
                               m->monitored, "reason", m->reason);
 
+                if (o && m->has_cgroup &&
+                    json_object_set_new(o, "cgroup", format_cgroup(&m->cgroup)) < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
                 if (json_array_append_new(a, o) < 0)
                         return NULL;
         }
@@ -422,6 +444,12 @@ int pod_state_format(const struct pod_state *s, const char *uid, char **ret)
                 return -ENOMEM;
         if (s->pid_ns != 0 &&
             json_object_set_new(root, "pid_ns", json_integer((json_int_t) s->pid_ns)) < 0)
+                return -ENOMEM;
+        if (s->pod_cgroup_record != POD_CGROUP_UNRECORDED &&
+            json_object_set_new(root, "pod_cgroup",
+                                s->pod_cgroup_record == POD_CGROUP_NONE
+                                    ? json_null()
+                                    : format_cgroup(&s->pod_cgroup)) < 0)
                 return -ENOMEM;
 
         text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
@@ -517,33 +545,57 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
         return 0;
 }
 
+/* {"hierarchy": ..., "path": ...}; what it holds is checked by pod_state_check. */
+static int parse_cgroup(json_t *o, const char *what, struct cgroup_ref *ret, char **reterr)
+{
+        const char *hierarchy, *path;
+        json_error_t jerr;
+
+        if (json_unpack_ex(o, &jerr, 0, "{s:s, s:s}", "hierarchy", &hierarchy, "path", &path) < 0)
+                return bad_state(reterr, "%s: %s", what, jerr.text);
+        if (cgroup_hierarchy_parse(hierarchy, ret) < 0 || strlen(path) >= sizeof(ret->path))
+                return bad_state(reterr, "%s: invalid hierarchy or path", what);
+        memcpy(ret->path, path, strlen(path) + 1);
+        return 0;
+}
+
 static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
 {
         json_int_t pid, start_time;
         const char *id, *ctrl;
-        json_t *reason;
+        json_t *reason, *cgroup = NULL;
         json_error_t jerr;
-        int monitored;
+        struct cgroup_ref cg = {0};
+        char what[48];
+        int monitored, r;
 
-        if (json_unpack_ex(o, &jerr, 0, "{s:s, s:s, s:I, s:I, s:b, s:o}", "id", &id, "ctrl", &ctrl,
-                           "pid", &pid, "start_time", &start_time, "monitored", &monitored,
-                           "reason", &reason) < 0)
+        if (json_unpack_ex(o, &jerr, 0, "{s:s, s:s, s:I, s:I, s:b, s:o, s?o}", "id", &id, "ctrl",
+                           &ctrl, "pid", &pid, "start_time", &start_time, "monitored", &monitored,
+                           "reason", &reason, "cgroup", &cgroup) < 0)
                 return bad_state(reterr, "member %zu: %s", i, jerr.text);
+        (void) snprintf(what, sizeof(what), "member %zu: cgroup", i);
+        if (cgroup && (r = parse_cgroup(cgroup, what, &cg, reterr)) < 0)
+                return r;
         if (pid < 0 || pid > INT_MAX)
                 return bad_state(reterr, "member %zu: pid out of range", i);
         if (start_time < 0)
                 return bad_state(reterr, "member %zu: negative start_time", i);
         if (!json_is_null(reason) && !json_is_string(reason))
                 return bad_state(reterr, "member %zu: reason must be a string or null", i);
-        return pod_state_add_member(s, id, ctrl, (int) pid, (uint64_t) start_time, monitored,
-                                    json_string_value(reason));
+        r = pod_state_add_member(s, id, ctrl, (int) pid, (uint64_t) start_time, monitored,
+                                 json_string_value(reason));
+        if (r >= 0 && cgroup) {
+                s->members[s->n_members - 1].has_cgroup = true;
+                s->members[s->n_members - 1].cgroup = cg;
+        }
+        return r;
 }
 
 int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_state *ret,
                     char **reterr)
 {
         _cleanup_(pod_state_done) struct pod_state s = {};
-        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL;
+        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL, *pod_cgroup = NULL;
         json_auto_t *root = NULL;
         json_int_t version;
         json_error_t jerr;
@@ -562,15 +614,22 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 return bad_state(reterr, "%s", jerr.text);
         if (version != STATE_VERSION)
                 return bad_state(reterr, "unsupported version %" JSON_INTEGER_FORMAT, version);
-        if (json_unpack_ex(root, &jerr, 0, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o}", "version",
+        if (json_unpack_ex(root, &jerr, 0, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o, s?o}", "version",
                            &version, "uid", &file_uid, "namespace", &namespace, "pod", &pod,
-                           "groups", &groups, "members", &members, "pid_ns", &pid_ns) < 0)
+                           "groups", &groups, "members", &members, "pid_ns", &pid_ns, "pod_cgroup",
+                           &pod_cgroup) < 0)
                 return bad_state(reterr, "%s", jerr.text);
         if (strcmp(file_uid, uid) != 0)
                 return bad_state(reterr, "uid does not match the file name");
         if (pid_ns && (!is_uint(pid_ns) || json_integer_value(pid_ns) == 0))
                 return bad_state(reterr, "pid_ns must be an integer > 0");
         s.pid_ns = pid_ns ? (uint64_t) json_integer_value(pid_ns) : 0;
+        s.pod_cgroup_record = !pod_cgroup                ? POD_CGROUP_UNRECORDED
+                              : json_is_null(pod_cgroup) ? POD_CGROUP_NONE
+                                                         : POD_CGROUP_RECORDED;
+        if (s.pod_cgroup_record == POD_CGROUP_RECORDED &&
+            (r = parse_cgroup(pod_cgroup, "pod_cgroup", &s.pod_cgroup, reterr)) < 0)
+                return r;
 
         r = parse_string_or_null(namespace, "namespace", &s.namespace, reterr);
         if (r >= 0)

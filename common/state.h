@@ -10,11 +10,17 @@
  *             "baseline":{"mon_L3_00/mbm_total_bytes":"1234"}}],
  *  "members":[{"id":"...","ctrl":"/","pid":123,"start_time":456,
  *              "monitored":true,"reason":null}]}
- * "pid_ns", "emptied_at" and "baseline" are optional. A group is listed from
- * just before the hook mkdirs it until it is removed, so a group in resctrl
- * named by a pod UID but absent from every state file was never the hook's.
- * "baseline" (omitted when empty) holds the cumulative counters of the group
- * as they read when the hook started using it, keyed
+ * From 0.3 on, a member records "cgroup":{"hierarchy":"unified","path":"/..."}
+ * (the cgroup its runtime made for it, read at createRuntime; "hierarchy"
+ * is "unified" or the v1 controller, "pids", "cpu" or "memory"), and the
+ * pod "pod_cgroup": the same object for the cgroup of the pod (the parent of
+ * its containers', where that names the pod), or null when its containers'
+ * cgroups are not below one (not a kubelet pod). Absent, both mean "written
+ * by a version that did not record them".
+ * "pid_ns", "emptied_at", "baseline", "cgroup" and "pod_cgroup" are optional. A group is listed
+ * from just before the hook mkdirs it until it is removed, so a group in resctrl named by a pod UID
+ * but absent from every state file was never the hook's. "baseline" (omitted when empty) holds the
+ * cumulative counters of the group as they read when the hook started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
  * "1.500000"): a reused RMID can carry counts of its previous group.
  *
@@ -29,17 +35,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "counters.h"
 
 #define STATE_VERSION 1
 
 struct member {
-        char *id;            /* container id */
-        char *ctrl;          /* control group it runs in ("/" = root) */
-        int pid;             /* init pid in the hook's pid namespace */
-        uint64_t start_time; /* /proc/<pid>/stat starttime, against pid reuse */
-        bool monitored;      /* false: recorded but not in the group */
-        char *reason;        /* why not monitored ("out of RMIDs", ...); NULL when monitored */
+        char *id;                 /* container id */
+        char *ctrl;               /* control group it runs in ("/" = root) */
+        int pid;                  /* init pid in the hook's pid namespace */
+        uint64_t start_time;      /* /proc/<pid>/stat starttime, against pid reuse */
+        bool monitored;           /* false: recorded but not in the group */
+        char *reason;             /* why not monitored ("out of RMIDs", ...); NULL when monitored */
+        bool has_cgroup;          /* cgroup was recorded at createRuntime */
+        struct cgroup_ref cgroup; /* the cgroup its runtime made for it */
 };
 
 struct baseline {
@@ -59,10 +68,18 @@ struct group {
         size_t n_baseline;
 };
 
+enum pod_cgroup_record {
+        POD_CGROUP_UNRECORDED, /* written by a version that did not record it */
+        POD_CGROUP_NONE,       /* its containers' cgroups are not below one of the pod */
+        POD_CGROUP_RECORDED,   /* pod_cgroup */
+};
+
 struct pod_state {
         char *namespace; /* may be NULL */
         char *pod_name;  /* may be NULL */
         uint64_t pid_ns; /* inode of the pid namespace the pids are in; 0: not recorded */
+        enum pod_cgroup_record pod_cgroup_record;
+        struct cgroup_ref pod_cgroup; /* kubelet's cgroup of the pod, when recorded */
         struct member *members;
         size_t n_members;
         struct group *groups;

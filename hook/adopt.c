@@ -37,7 +37,7 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
         struct pod_session s = {.lock_fd = -EBADF};
         _cleanup_free_ pid_t *in = NULL;
         const struct member *m;
-        unsigned joined = 0, refused = 0;
+        unsigned joined = 0, elsewhere = 0;
         size_t n_in = 0;
 
         if (pod_env_open(a->config, a->proc_fd, &e) < 0)
@@ -47,15 +47,15 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
             m->monitored && pod_env_lock_resctrl(&e) >= 0) {
                 if (pod_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
                         (void) pod_member_join_cgroup(&s, &a->cgroups, m, in, n_in, &joined,
-                                                      &refused);
+                                                      &elsewhere);
                 rdt_unlock(e.root_fd);
         }
         (void) pod_session_close(&s);
         pod_env_close(&e);
-        if (joined + refused > 0)
-                log_info("container %s of pod %s: %u more threads joined, %u in another control "
-                         "group",
-                         id, pod->uid, joined, refused);
+        if (joined + elsewhere > 0)
+                log_info("container %s of pod %s: %u more threads joined, %u in another "
+                         "monitoring or control group",
+                         id, pod->uid, joined, elsewhere);
 }
 
 /* One container under a runtime's root: what createRuntime would have done,

@@ -496,21 +496,21 @@ struct coverage {
 static void cover_pod(struct checker *k, int state_fd, const char *uid, struct coverage *c)
 {
         _cleanup_(pod_state_done) struct pod_state st = {0};
-        unsigned threads, in;
+        struct pod_coverage cover;
         size_t len;
 
         if (pod_state_load(state_fd, uid, &st, NULL) < 0)
                 return;
-        pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &threads, &in);
-        c->threads += threads;
-        c->in += in;
-        if (in == threads)
+        pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &cover);
+        c->threads += cover.threads;
+        c->in += cover.in;
+        if (cover.in == cover.threads)
                 return;
         len = strlen(c->examples);
         if (++c->pods_short <= 3)
                 snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s (%s/%s) %u of %u",
                          len ? ", " : "", uid, st.namespace ? st.namespace : "-",
-                         st.pod_name ? st.pod_name : "-", in, threads);
+                         st.pod_name ? st.pod_name : "-", cover.in, cover.threads);
 }
 
 /* Are all threads of every monitored container in its pod's group? */

@@ -221,15 +221,15 @@ static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl,
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
-                unsigned joined, refused;
+                unsigned joined, elsewhere;
 
                 if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
-                    pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined, &refused) < 0 ||
+                    pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined, &elsewhere) < 0 ||
                     joined == 0)
                         continue;
                 report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
-                                     s->uid, "container", m->id, "count", (int) joined, "refused",
-                                     (int) refused));
+                                     s->uid, "container", m->id, "count", (int) joined, "elsewhere",
+                                     (int) elsewhere));
         }
 }
 
@@ -384,8 +384,10 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
                                  "ctrl", ctrl, "remaining_s", (json_int_t) (left > 0 ? left : 0)));
                 break;
         case GROUP_POD_LIVES:
+        case GROUP_POD_UNSEEN:
                 report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action", "linger-group", "pod",
-                                     s->uid, "ctrl", ctrl, "reason", "pod cgroup"));
+                                     s->uid, "ctrl", ctrl, "reason",
+                                     fate == GROUP_POD_LIVES ? "pod cgroup" : "pod cgroup unseen"));
                 break;
         case GROUP_FORGOTTEN:
                 report_group(gc, "forget-group", s->uid, ctrl);

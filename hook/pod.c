@@ -141,10 +141,24 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
 
 int pod_member_rejoin(struct pod_session *s, const struct member *m)
 {
-        int r = rdt_mon_group_add_process(s->env->root_fd, s->env->proc_fd, m->ctrl, s->uid, m->pid,
-                                          NULL);
+        const struct pod_env *e = s->env;
+        _cleanup_close_ int pidfd = -EBADF;
+        int r;
 
-        if (r == -ESRCH) /* exited meanwhile: its poststop or the next gc drops it */
+        r = proc_pin(e->proc_fd, m->pid, m->start_time, &pidfd);
+        if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
+                return -ESRCH;
+        if (r >= 0)
+                r = rdt_mon_group_add_process(e->root_fd, e->proc_fd, m->ctrl, s->uid, m->pid,
+                                              NULL);
+        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
+                /* It exited after the pin: the write may have hit a process
+                 * that took its pid since, which goes back where it was. */
+                if (rdt_mon_group_has_task(e->root_fd, m->ctrl, s->uid, m->pid) == 1)
+                        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, m->pid);
+                r = -ESRCH;
+        }
+        if (r == -ESRCH)
                 return r;
         if (r < 0)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
@@ -164,17 +178,103 @@ int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret,
         return r;
 }
 
-int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
-                           const struct member *m, const pid_t *in, size_t n_in,
-                           unsigned *ret_joined, unsigned *ret_refused)
+/* The threads of member m's container: those of the cgroup its runtime made
+ * for it and of the cgroups below it. A member recorded before such records
+ * has the cgroup its init is in now (cgroup_container_threads), read while
+ * the init is pinned, so that a reused pid cannot lend it another's. 0;
+ * -ESRCH or -ENOENT when there is nothing to read (gone, or not seen from
+ * here); -errno. */
+static int member_threads(int proc_fd, const struct cgroup_mounts *mounts, const struct member *m,
+                          pid_t **ret, size_t *ret_n, bool *ret_cut)
 {
-        _cleanup_free_ pid_t *threads = NULL;
-        size_t n_threads = 0, n = 0;
+        _cleanup_close_ int pidfd = -EBADF;
         bool own;
         int r;
 
-        *ret_joined = *ret_refused = 0;
-        r = cgroup_container_threads(s->env->proc_fd, mounts, m->pid, &threads, &n_threads, &own);
+        *ret_cut = false;
+        if (m->has_cgroup)
+                return cgroup_subtree_threads(mounts, &m->cgroup, ret, ret_n, ret_cut);
+        r = proc_pin(proc_fd, m->pid, m->start_time, &pidfd);
+        if (r <= 0)
+                return r == 0 ? -ESRCH : r;
+        r = cgroup_container_threads(proc_fd, mounts, m->pid, ret, ret_n, &own);
+        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
+                free(TAKE_PTR(*ret));
+                return -ESRCH;
+        }
+        return r;
+}
+
+/* Where the threads of one control group's other monitoring groups are
+ * looked up, read once and only when a thread needs it. */
+struct other_groups {
+        int proc_fd, root_fd;
+        const char *ctrl, *uid;
+        pid_t *tids; /* what they list; NULL until read */
+        size_t n;
+        bool read;
+};
+
+/* Is thread tid in the default monitoring group of o->ctrl, from which only
+ * the hook's joins take it? A thread in another monitoring group (another
+ * monitor's: pqos, an NRI plugin, the application) or control group is
+ * never taken. The kernel says where it is in /proc/<tid>/cpu_resctrl_groups;
+ * without that file, it is where no other monitoring group of ctrl lists
+ * it. 1, 0, -errno. */
+static int in_default_group(struct other_groups *o, pid_t tid)
+{
+        _cleanup_free_ char *ctrl = NULL, *mon = NULL;
+        int r = rdt_task_mon_group(o->proc_fd, tid, &ctrl, &mon);
+
+        if (r >= 0)
+                return !mon && strcmp(ctrl, o->ctrl) == 0;
+        if (r != -ENOENT)
+                return r;
+        if (!o->read) {
+                r = rdt_ctrl_mon_tasks(o->root_fd, o->ctrl, o->uid, &o->tids, &o->n);
+                if (r < 0)
+                        return r;
+                o->read = true;
+        }
+        return !pid_list_has(o->tids, o->n, tid);
+}
+
+/* Writes tid into the group, then checks that it is still a thread of the
+ * container's cgroup: a thread that exited and whose id another thread
+ * elsewhere took meanwhile goes back to the control group's default
+ * monitoring group, where it was. 1 when joined, 0 when not, -errno. */
+static int join_thread(struct pod_session *s, const struct member *m, pid_t tid,
+                       unsigned *ret_elsewhere)
+{
+        const struct pod_env *e = s->env;
+        unsigned moved = 0, refused = 0;
+        int r;
+
+        r = rdt_mon_group_add_tasks(e->root_fd, m->ctrl, s->uid, &tid, 1, &moved, &refused);
+        *ret_elsewhere += refused;
+        if (r < 0 || moved == 0 || !m->has_cgroup)
+                return r < 0 ? r : (int) moved;
+        r = cgroup_task_is_under(e->proc_fd, tid, &m->cgroup);
+        if (r == 1 || r == -ESRCH)
+                return r == 1;
+        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, tid);
+        return 0;
+}
+
+int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const struct member *m, const pid_t *in, size_t n_in,
+                           unsigned *ret_joined, unsigned *ret_elsewhere)
+{
+        const struct pod_env *e = s->env;
+        _cleanup_free_ pid_t *threads = NULL;
+        struct other_groups others = {
+            .proc_fd = e->proc_fd, .root_fd = e->root_fd, .ctrl = m->ctrl, .uid = s->uid};
+        size_t n_threads = 0;
+        bool cut;
+        int r = 0;
+
+        *ret_joined = *ret_elsewhere = 0;
+        r = member_threads(e->proc_fd, mounts, m, &threads, &n_threads, &cut);
         if (r == -ESRCH || r == -ENOENT) /* gone, or its cgroup is */
                 return 0;
         if (r < 0)
@@ -182,15 +282,23 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                                          "cannot compare the threads of container %s (pid %d) "
                                          "with the group of pod %s",
                                          m->id, m->pid, s->uid);
-        for (size_t i = 0; i < n_threads; i++)
-                if (!pid_list_has(in, n_in, threads[i]))
-                        threads[n++] = threads[i];
-        if (n == 0 || s->dry_run) {
-                *ret_joined = (unsigned) n;
-                return 0;
+        if (cut)
+                log_warning("container %s of pod %s has over %d levels of cgroups or %d threads; "
+                            "the rest is not joined",
+                            m->id, s->uid, CGROUP_SUBTREE_DEPTH, CGROUP_SUBTREE_THREADS);
+        for (size_t i = 0; r >= 0 && i < n_threads; i++) {
+                if (pid_list_has(in, n_in, threads[i]))
+                        continue;
+                r = in_default_group(&others, threads[i]);
+                if (r == 0)
+                        (*ret_elsewhere)++;
+                if (r <= 0)
+                        continue;
+                r = s->dry_run ? 1 : join_thread(s, m, threads[i], ret_elsewhere);
+                if (r > 0)
+                        (*ret_joined)++;
         }
-        r = rdt_mon_group_add_tasks(s->env->root_fd, m->ctrl, s->uid, threads, n, ret_joined,
-                                    ret_refused);
+        free(others.tids);
         if (r < 0)
                 return log_warning_errno(r,
                                          "cannot put the threads of container %s into the "
@@ -200,23 +308,22 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 }
 
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
-                  const struct pod_state *st, unsigned *ret_threads, unsigned *ret_in)
+                  const struct pod_state *st, struct pod_coverage *ret)
 {
         _cleanup_free_ pid_t *in = NULL;
         const char *in_ctrl = NULL; /* whose group's tasks are in in */
         size_t n_in = 0;
 
-        *ret_threads = *ret_in = 0;
+        *ret = (struct pod_coverage){0};
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
+                struct other_groups others = {
+                    .proc_fd = proc_fd, .root_fd = root_fd, .ctrl = m->ctrl, .uid = uid};
                 _cleanup_free_ pid_t *threads = NULL;
-                uint64_t start;
                 size_t n = 0;
-                bool own;
+                bool cut;
 
-                if (!m->monitored || m->pid <= 0 || proc_start_time(proc_fd, m->pid, &start) < 0 ||
-                    start != m->start_time ||
-                    cgroup_container_threads(proc_fd, mounts, m->pid, &threads, &n, &own) < 0)
+                if (!m->monitored || member_threads(proc_fd, mounts, m, &threads, &n, &cut) < 0)
                         continue;
                 if (!in_ctrl || strcmp(in_ctrl, m->ctrl) != 0) {
                         free(TAKE_PTR(in));
@@ -225,9 +332,14 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                                 continue;
                         in_ctrl = m->ctrl;
                 }
-                *ret_threads += (unsigned) n;
-                for (size_t j = 0; j < n; j++)
-                        *ret_in += pid_list_has(in, n_in, threads[j]);
+                ret->threads += (unsigned) n;
+                for (size_t j = 0; j < n; j++) {
+                        if (pid_list_has(in, n_in, threads[j]))
+                                ret->in++;
+                        else if (in_default_group(&others, threads[j]) == 0)
+                                ret->elsewhere++;
+                }
+                free(others.tids);
         }
 }
 
@@ -376,20 +488,56 @@ const char *ctrl_display(const char *ctrl)
         return strcmp(ctrl, "/") == 0 ? "the root control group" : ctrl;
 }
 
-/* rmdir of the group unless tasks lists a running task, both under the
- * resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
+/* 1 when the group lists no running task of the pod, 0 when it does,
+ * -errno. Where the pod's cgroup is recorded, a task outside it is not the
+ * pod's (what a reused pid named, another tool's doing): rmdir returns it to
+ * the control group, where it belongs, and *ret_strangers counts it. A task
+ * whose cgroup cannot be read counts as the pod's. Without the record, every
+ * running task counts. */
+static int group_is_empty_of_pod(const struct pod_session *s, const char *ctrl,
+                                 unsigned *ret_strangers)
+{
+        const struct pod_env *e = s->env;
+        _cleanup_free_ pid_t *tasks = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret_strangers = 0;
+        if (s->st.pod_cgroup_record != POD_CGROUP_RECORDED)
+                return rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
+        r = rdt_mon_group_tasks(e->root_fd, ctrl, s->uid, &tasks, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                int under = cgroup_task_is_under(e->proc_fd, tasks[i], &s->st.pod_cgroup);
+
+                if (under == 0)
+                        (*ret_strangers)++;
+                else if (under != -ESRCH && proc_is_running(e->proc_fd, tasks[i]) != 0)
+                        return 0;
+        }
+        return 1;
+}
+
+/* rmdir of the group unless it holds a running task of the pod, both under
+ * the resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
 static int remove_if_empty(struct pod_session *s, const char *ctrl)
 {
         const struct pod_env *e = s->env;
+        unsigned strangers;
         int r, empty;
 
         r = pod_env_lock_resctrl(e);
         if (r < 0)
                 return r;
-        empty = rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
+        empty = group_is_empty_of_pod(s, ctrl, &strangers);
         if (empty == 1 && !s->dry_run)
                 r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
         rdt_unlock(e->root_fd);
+        if (empty == 1 && strangers > 0 && r >= 0)
+                log_warning("group of pod %s in %s held %u tasks from outside the pod's cgroup; "
+                            "removing it returned them to %s",
+                            s->uid, ctrl_display(ctrl), strangers, ctrl_display(ctrl));
 
         if (empty == -ENOENT)
                 return 1;
@@ -412,30 +560,40 @@ static bool linger_over(const struct group *g, unsigned delay)
                now - (int64_t) g->emptied_at > (int64_t) delay;
 }
 
-/* Does the pod live on, by kubelet's cgroup of it (g emptied)? While a
- * process runs there (containerd's sandbox, which no hook sees), or for
- * emptyPodLingerSeconds after the group emptied while none does (a container
- * between its restarts, CRI-O's dropped infra container). Not a kubelet pod,
- * or a pod cgroup that cannot be trusted: no, said in one line. */
-static bool pod_lives(const struct pod_session *s, const struct cgroup_mounts *mounts,
-                      const struct group *g)
+/* What kubelet's cgroup of the pod says now: the one createRuntime recorded,
+ * or for a pod recorded before such records, the one kubelet's layouts name
+ * (a pod cgroup found there that cannot be trusted counts as gone, as it
+ * always did, said in one line). A recorded one that cannot be read is
+ * UNSEEN: "cannot see" never means "gone". */
+static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
+                                        const struct cgroup_mounts *mounts)
 {
         enum pod_cgroup state;
         struct cgroup_ref ref;
         int r;
 
-        if (!mounts)
-                return false;
+        switch (s->st.pod_cgroup_record) {
+        case POD_CGROUP_NONE: /* not a kubelet pod: it lives by its members */
+                return POD_CGROUP_GONE;
+        case POD_CGROUP_RECORDED:
+                r = kubepods_recorded_cgroup(mounts, &s->st.pod_cgroup, &state);
+                if (r < 0)
+                        log_warning_errno(r, "cannot read cgroup %s:%s of pod %s",
+                                          cgroup_hierarchy_name(&s->st.pod_cgroup),
+                                          s->st.pod_cgroup.path, s->uid);
+                return r < 0 ? POD_CGROUP_UNSEEN : state;
+        case POD_CGROUP_UNRECORDED:
+                break;
+        }
         r = kubepods_pod_cgroup(mounts, s->uid, &state, &ref);
         if (r < 0) {
                 log_warning_errno(r,
                                   "cannot tell from cgroup %s whether pod %s lives; its group "
                                   "goes as if it were gone",
                                   ref.path, s->uid);
-                return false;
+                return POD_CGROUP_GONE;
         }
-        return state == POD_CGROUP_POPULATED ||
-               (state == POD_CGROUP_EMPTY && !linger_over(g, s->env->config->empty_pod_linger_sec));
+        return state;
 }
 
 int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
@@ -455,9 +613,30 @@ int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts,
                 g->emptied = true;
                 g->emptied_at = (uint64_t) now_boottime_sec();
         }
-        if (!linger_over(g, delay) || pod_lives(s, mounts, g)) {
+        if (!linger_over(g, delay)) {
                 s->dirty |= emptied_now;
-                return linger_over(g, delay) ? GROUP_POD_LIVES : GROUP_LINGERS;
+                return GROUP_LINGERS;
+        }
+        /* Does the pod live on (g emptied)? While a process runs in its
+         * cgroup (containerd's sandbox, which no hook sees), or for
+         * emptyPodLingerSeconds after the group emptied while none does (a
+         * container between its restarts, CRI-O's dropped infra container). */
+        switch (pod_cgroup_state(s, mounts)) {
+        case POD_CGROUP_UNSEEN:
+                log_warning("cannot see cgroup %s:%s of pod %s from here; its group is kept",
+                            cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
+                            s->uid);
+                s->dirty |= emptied_now;
+                return GROUP_POD_UNSEEN;
+        case POD_CGROUP_EMPTY:
+                if (linger_over(g, s->env->config->empty_pod_linger_sec))
+                        break;
+                /* fall through */
+        case POD_CGROUP_POPULATED:
+                s->dirty |= emptied_now;
+                return GROUP_POD_LIVES;
+        case POD_CGROUP_GONE:
+                break;
         }
         if (emptied_now) /* removed now, or kept only for its tasks */
                 g->emptied = false;

@@ -67,34 +67,45 @@ int pod_session_close(struct pod_session *s);
  * /proc cannot tell. */
 int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why);
 
-/* Writes the threads of member m into its group again. Caller holds the
- * resctrl lock. Logs a failure. */
+/* Writes the threads of member m's init into its group again, the init
+ * pinned (proc_pin) from before its start time is checked until after the
+ * write, so that a reused pid never moves another process for good. -ESRCH
+ * when it is gone. Caller holds the resctrl lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
 /* Joins every thread of member m's container that is not in the pod's
- * group (cgroup_container_threads: its cgroup's, or its init's where it has
- * none of its own): what a runtime exec'd into the container, what a re-made
- * group lost; in holds the group's tasks (pod_group_tasks), read once for
- * every member of (pod, ctrl). Threads in another control group are counted in
- * *ret_refused, never moved; threads that exit meanwhile are skipped; a
- * thread already in the group costs no write. gc --dry-run: counts what it
- * would join. Caller holds the resctrl lock. 0 with *ret_joined, or -errno
- * (logged). */
+ * group: what a runtime exec'd into the container, what a re-made group
+ * lost. The container's threads are those of the cgroup its runtime made
+ * for it (recorded at createRuntime) and of the cgroups below it; for a
+ * member recorded before such records, those of its init's cgroup now, or
+ * its init's own where it has none (cgroup_container_threads). in holds the
+ * group's tasks (pod_group_tasks), read once for every member of (pod,
+ * ctrl). Only threads in the control group's default monitoring group are
+ * moved: those in another monitoring group (another monitor's) or control
+ * group are counted in *ret_elsewhere and left there. A thread whose id was
+ * reused by one outside the container between the read and the write is put
+ * back; threads that exit meanwhile are skipped; a thread already in the
+ * group costs no write. gc --dry-run: counts what it would join. Caller
+ * holds the resctrl lock. 0 with *ret_joined, or -errno (logged). */
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
                            const struct member *m, const pid_t *in, size_t n_in,
-                           unsigned *ret_joined, unsigned *ret_refused);
+                           unsigned *ret_joined, unsigned *ret_elsewhere);
 
 /* The tasks of the group of (pod uid, ctrl), sorted: what
  * pod_member_join_cgroup compares a container's threads with (in, n_in).
  * None when the group is gone. 0 or -errno. */
 int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n);
 
-/* The pod's coverage: the threads of its live monitored containers
- * (cgroup_container_threads) into *ret_threads, and how many of them are in
- * its groups into *ret_in. A container that cannot be read counts for
- * nothing. Read-only; no lock needed for a snapshot. */
+struct pod_coverage {
+        unsigned threads;   /* in its live monitored containers (pod_member_join_cgroup's) */
+        unsigned in;        /* of those, in the pod's groups */
+        unsigned elsewhere; /* in another monitoring or control group: never joined */
+};
+
+/* The pod's coverage. A container that cannot be read counts for nothing.
+ * Read-only; no lock needed for a snapshot. */
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
-                  const struct pod_state *st, unsigned *ret_threads, unsigned *ret_in);
+                  const struct pod_state *st, struct pod_coverage *ret);
 
 /* A member whose createRuntime recorded its intent and never finished (it
  * was killed): recorded as not monitored, with this reason, so that a binary
@@ -142,17 +153,19 @@ enum group_fate {
         GROUP_REMOVED,   /* rmdir'ed (or already gone) and dropped from the state */
         GROUP_BUSY,      /* still has running tasks: kept, and kept in the state */
         GROUP_LINGERS,   /* emptied less than removeDelaySeconds ago */
-        GROUP_POD_LIVES, /* emptied, but kubelet's cgroup of the pod says it lives */
+        GROUP_POD_LIVES,  /* emptied, but kubelet's cgroup of the pod says it lives */
+        GROUP_POD_UNSEEN, /* emptied; the pod's recorded cgroup cannot be seen: kept */
         GROUP_FORGOTTEN, /* not the hook's own: dropped from the state, left in resctrl */
 };
 
 /* No monitored member of (pod, ctrl) is left: decide the group's fate, and
  * carry it out. The first call marks the group emptied; it lingers for
  * removeDelaySeconds, and while kubelet's cgroup of the pod (kubepods.h, in
- * mounts; NULL: none) has a process in it, or has had none for less than
- * emptyPodLingerSeconds. A later call past all that removes it. Removal
- * checks under the resctrl lock that tasks lists no running task, because
- * rmdir would silently move live tasks out of monitoring. Returns the fate
+ * mounts) has a process in it, has had none for less than
+ * emptyPodLingerSeconds, or cannot be seen. A later call past all that
+ * removes it. Removal checks under the resctrl lock that tasks lists no
+ * running task of the pod, because rmdir would silently move live tasks out
+ * of monitoring. Returns the fate
  * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
 int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);
 

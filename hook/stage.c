@@ -16,8 +16,18 @@
 #include "pod.h"
 #include "proc.h"
 #include "rdt.h"
+#include "runtime_cgroup.h"
 #include "stage.h"
 #include "state.h"
+#include "text.h"
+
+/* What createRuntime learns of the container's cgroups, before any lock. */
+struct container_cgroups {
+        bool has_cgroup;
+        struct cgroup_ref cgroup; /* the one its runtime made for it */
+        bool has_pod;
+        struct cgroup_ref pod; /* its parent, which names the pod */
+};
 
 /* Opens resctrl and stateDir, then locks and loads the pod. */
 static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct pod_session *s)
@@ -77,17 +87,17 @@ static int resolve_ctrl_group(const struct hook_ctx *ctx, const struct oci_intel
         return 0;
 }
 
-/* Reads linux.intelRdt from the bundle. A bundle without config.json (or a
- * state without a bundle) simply has none. */
-static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
+/* Reads linux.intelRdt and linux.cgroupsPath from the bundle. A bundle
+ * without config.json (or a state without a bundle) simply has neither. */
+static int read_bundle(const struct hook_ctx *ctx, struct oci_bundle *ret)
 {
         _cleanup_free_ char *why = NULL;
         int r;
 
-        *ret = (struct oci_intel_rdt){0};
+        *ret = (struct oci_bundle){0};
         if (!ctx->state->bundle)
                 return 0;
-        r = oci_bundle_intel_rdt(ctx->state->bundle, ctx->state->id, ret, &why);
+        r = oci_bundle_read(ctx->state->bundle, ctx->state->id, ret, &why);
         if (r == -ENOENT)
                 return 0;
         if (r == -EINVAL)
@@ -96,6 +106,42 @@ static int read_intel_rdt(const struct hook_ctx *ctx, struct oci_intel_rdt *ret)
                 return log_error_errno(r, "cannot read config.json of bundle '%s'",
                                        ctx->state->bundle);
         return 0;
+}
+
+/* The cgroup the runtime has just made for the paused init, checked against
+ * linux.cgroupsPath, and the pod's above it. What cannot be found is not
+ * recorded: gc then joins the container's processes as it did before such
+ * records, and the pod lives by its members alone. */
+static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
+                         struct container_cgroups *ret)
+{
+        char expected[CGROUP_PATH_MAX], shown[TEXT_ESCAPED_SIZE];
+        bool matched;
+        int r;
+
+        *ret = (struct container_cgroups){0};
+        if (cgroups_path && runtime_cgroup_path(cgroups_path, expected) < 0) {
+                log_warning("linux.cgroupsPath '%s' of container %s is neither a path nor "
+                            "slice:prefix:name; ignored",
+                            text_escape(shown, sizeof(shown), cgroups_path), ctx->state->id);
+                cgroups_path = NULL;
+        }
+        r = runtime_container_cgroup(ctx->proc_fd, ctx->state->pid, cgroups_path ? expected : NULL,
+                                     &ret->cgroup, &matched);
+        if (r == -ENOENT) /* none of its own: its init is all there is */
+                return;
+        if (r < 0) {
+                log_warning_errno(r, "cannot read the cgroups of pid %d; not recorded",
+                                  ctx->state->pid);
+                return;
+        }
+        if (cgroups_path && !matched)
+                log_warning("pid %d is in no cgroup that linux.cgroupsPath '%s' names; recorded "
+                            "%s:%s",
+                            ctx->state->pid, text_escape(shown, sizeof(shown), cgroups_path),
+                            cgroup_hierarchy_name(&ret->cgroup), ret->cgroup.path);
+        ret->has_cgroup = true;
+        ret->has_pod = runtime_pod_cgroup(&ret->cgroup, ctx->pod->uid, &ret->pod) == 1;
 }
 
 /* Puts the threads of the other live members of (pod, ctrl), and all of
@@ -109,7 +155,7 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
                 _cleanup_free_ pid_t *in = NULL;
-                unsigned joined, refused;
+                unsigned joined, elsewhere;
                 const char *why;
                 size_t n_in;
 
@@ -120,7 +166,7 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
                         continue;
                 (void) pod_member_rejoin(s, m);
                 if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) >= 0)
-                        (void) pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &refused);
+                        (void) pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &elsewhere);
         }
 }
 
@@ -298,9 +344,10 @@ unlock:
  * before touching resctrl names it: a hook killed at any point leaves state
  * that names everything it may have done. */
 static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                         uint64_t start_time)
+                         uint64_t start_time, const struct container_cgroups *cgroups)
 {
         struct group *g = pod_state_find_group(&s->st, ctrl);
+        struct member *m;
         int r;
 
         /* A lingering group is taken back: same RMID, counters continue. */
@@ -313,6 +360,17 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
                                          false, UNMONITORED_PENDING);
         if (r < 0)
                 return log_error_errno(r, "out of memory");
+        m = &s->st.members[s->st.n_members - 1];
+        m->has_cgroup = cgroups->has_cgroup;
+        m->cgroup = cgroups->cgroup;
+        /* Once recorded, the pod's cgroup stays: kubelet keeps it for the
+         * pod's life, and every container of the pod is below it. */
+        if (cgroups->has_pod) {
+                s->st.pod_cgroup_record = POD_CGROUP_RECORDED;
+                s->st.pod_cgroup = cgroups->pod;
+        } else if (cgroups->has_cgroup && s->st.pod_cgroup_record == POD_CGROUP_UNRECORDED) {
+                s->st.pod_cgroup_record = POD_CGROUP_NONE;
+        }
         s->dirty = true;
         return 0;
 }
@@ -336,16 +394,18 @@ static bool already_member(const struct hook_ctx *ctx, struct pod_session *s, ui
 }
 
 /* Replaces the pending record of the container with its outcome. */
-static int record_outcome(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                          uint64_t start_time, const char *reason)
+static int record_outcome(const struct hook_ctx *ctx, struct pod_session *s, const char *reason)
 {
-        int r;
+        struct member *m = pod_state_find_member(&s->st, ctx->state->id);
+        char *copy = reason ? strdup(reason) : NULL;
 
-        pod_state_drop_member(&s->st, ctx->state->id);
-        r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time, !reason,
-                                 reason);
+        if (reason && !copy)
+                return log_error_errno(-ENOMEM, "out of memory");
+        free(m->reason);
+        m->reason = copy;
+        m->monitored = !reason;
         s->dirty = true;
-        return r < 0 ? log_error_errno(r, "out of memory") : 0;
+        return 0;
 }
 
 /* The container did not get into a group this run recorded: the record goes
@@ -364,7 +424,7 @@ static void forget_unused_group(const struct hook_ctx *ctx, struct pod_session *
 }
 
 static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                             const char **ret_outcome)
+                             const struct container_cgroups *cgroups, const char **ret_outcome)
 {
         _cleanup_free_ char *reason = NULL;
         uint64_t start_time;
@@ -384,12 +444,12 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         /* Did another container's createRuntime stop before it finished?
          * Then a group missing is its doing, not someone else's. */
         interrupted = pod_group_has_pending(&s->st, ctrl, ctx->state->id);
-        r = record_intent(ctx, s, ctrl, start_time);
+        r = record_intent(ctx, s, ctrl, start_time, cgroups);
         if (r >= 0)
                 r = join_group(ctx, s, ctrl, recorded, interrupted, &reason);
         if (r == 1) {
                 *ret_outcome = "monitored";
-                return record_outcome(ctx, s, ctrl, start_time, NULL);
+                return record_outcome(ctx, s, NULL);
         }
         if (r < 0) {
                 pod_state_drop_member(&s->st, ctx->state->id); /* nothing was done */
@@ -400,12 +460,13 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         if (r < 0)
                 return r;
         *ret_outcome = "unmonitored";
-        return record_outcome(ctx, s, ctrl, start_time, reason);
+        return record_outcome(ctx, s, reason);
 }
 
 int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
 {
-        _cleanup_(oci_intel_rdt_done) struct oci_intel_rdt intel_rdt = {0};
+        _cleanup_(oci_bundle_done) struct oci_bundle bundle = {0};
+        struct container_cgroups cgroups;
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
         _cleanup_free_ char *ctrl = NULL;
@@ -423,23 +484,24 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
                 return 0;
         }
 
-        r = read_intel_rdt(ctx, &intel_rdt);
+        r = read_bundle(ctx, &bundle);
         if (r < 0)
                 return r;
-        if (intel_rdt.enable_monitoring &&
+        if (bundle.intel_rdt.enable_monitoring &&
             ctx->config->runtime_monitoring == RUNTIME_MONITORING_SKIP) {
                 log_debug("linux.intelRdt.enableMonitoring is set: the runtime monitors it");
                 *ret_outcome = "runtime monitors it";
                 return 0;
         }
 
-        r = resolve_ctrl_group(ctx, &intel_rdt, &ctrl);
+        r = resolve_ctrl_group(ctx, &bundle.intel_rdt, &ctrl);
         if (r < 0)
                 return r;
+        find_cgroups(ctx, bundle.cgroups_path, &cgroups);
 
         r = session_open(ctx, &e, &s);
         if (r >= 0)
-                r = create_in_session(ctx, &s, ctrl, ret_outcome);
+                r = create_in_session(ctx, &s, ctrl, &cgroups, ret_outcome);
         q = session_close(&e, &s);
         return r < 0 ? r : q;
 }
@@ -453,6 +515,7 @@ static const char *fate_outcome(enum group_fate fate)
                 return "group kept";
         case GROUP_LINGERS:
         case GROUP_POD_LIVES:
+        case GROUP_POD_UNSEEN:
                 return "group lingers";
         case GROUP_FORGOTTEN:
                 break;

@@ -79,8 +79,9 @@ struct pod_view {
         struct group_view *groups;
         struct total *totals;
         size_t n_totals;
-        unsigned threads;    /* of its live monitored containers */
-        unsigned threads_in; /* of those, in the pod's groups */
+        unsigned threads;           /* of its live monitored containers */
+        unsigned threads_in;        /* of those, in the pod's groups */
+        unsigned threads_elsewhere; /* of those, in other monitors' groups: never joined */
 };
 
 struct node_view {
@@ -328,8 +329,13 @@ static int gather_resctrl(struct node_view *nv)
         for (size_t i = 0; i < nv->n_pods; i++) {
                 for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
                         read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
+                struct pod_coverage cover;
+
                 pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
-                             &nv->pods[i].threads, &nv->pods[i].threads_in);
+                             &cover);
+                nv->pods[i].threads = cover.threads;
+                nv->pods[i].threads_in = cover.in;
+                nv->pods[i].threads_elsewhere = cover.elsewhere;
                 nv->threads += nv->pods[i].threads;
                 nv->threads_in += nv->pods[i].threads_in;
         }
@@ -470,7 +476,11 @@ static void print_table(const struct node_view *nv)
                                 printf("  counters of %s unreadable: %s\n",
                                        cell(a, pv->groups[j].g->ctrl),
                                        strerror(-pv->groups[j].error));
-                if (pv->threads > 0)
+                if (pv->threads > 0 && pv->threads_elsewhere > 0)
+                        printf("  threads: %u in its containers, %u in its groups, %u in other "
+                               "monitoring groups (left there)\n",
+                               pv->threads, pv->threads_in, pv->threads_elsewhere);
+                else if (pv->threads > 0)
                         printf("  threads: %u in its containers, %u in its groups\n", pv->threads,
                                pv->threads_in);
                 print_pod_totals(pv);
@@ -604,11 +614,12 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
         }
         if (!unmonitored || !totals)
                 return NULL;
-        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O, s:{s:I, s:I}}", "uid", pv->uid,
-                         "namespace", pv->st.namespace, "pod", pv->st.pod_name, "error", pv->why,
-                         "groups", json_groups(nv, pv), "unmonitored", unmonitored, "counters",
-                         totals, "threads", "containers", (json_int_t) pv->threads, "in_groups",
-                         (json_int_t) pv->threads_in);
+        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O, s:{s:I, s:I, s:I}}", "uid",
+                         pv->uid, "namespace", pv->st.namespace, "pod", pv->st.pod_name, "error",
+                         pv->why, "groups", json_groups(nv, pv), "unmonitored", unmonitored,
+                         "counters", totals, "threads", "containers", (json_int_t) pv->threads,
+                         "in_groups", (json_int_t) pv->threads_in, "elsewhere",
+                         (json_int_t) pv->threads_elsewhere);
 }
 
 static json_t *json_node(const struct node_view *nv)
@@ -775,6 +786,11 @@ static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
                 r = prom_uint(w, "resctrl_pod_unmonitored_threads", "gauge",
                               "Threads of the pod's monitored containers outside its groups",
                               labels, pv->threads - pv->threads_in);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_pod_threads_elsewhere", "gauge",
+                              "Threads of the pod's monitored containers in another monitoring "
+                              "group (another monitor's), never joined",
+                              labels, pv->threads_elsewhere);
         for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
                 if (pv->groups[j].bandwidth >= 0)
                         r = prom_uint(w, "resctrl_pod_bandwidth_counters_missing", "gauge",

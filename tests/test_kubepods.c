@@ -174,6 +174,49 @@ START_TEST(test_symlinks)
 }
 END_TEST
 
+/* A static pod: kubelet names its cgroup with the UID as given, 32 hex digits. */
+START_TEST(test_static_pod)
+{
+        enum pod_cgroup st = POD_CGROUP_GONE;
+        struct cgroup_ref ref;
+
+        make_pod("v2/kubepods.slice/kubepods-besteffort.slice/"
+                 "kubepods-besteffort-pod0b7f4a523c1d4e6f9a8b1c2d3e4f5a6b.slice",
+                 "cgroup.events", "populated 1\nfrozen 0\n");
+        ck_assert_int_eq(look(&st, &ref), 0);
+        ck_assert_int_eq(st, POD_CGROUP_POPULATED);
+}
+END_TEST
+
+/* A recorded pod cgroup, anywhere: gone only where its parent is seen. */
+START_TEST(test_recorded)
+{
+        struct cgroup_ref ref = {.kind = CGROUP_V2, .path = "/kubelet/kubepods/podx"};
+        struct cgroup_ref v1 = {.kind = CGROUP_V1, .controller = "memory", .path = "/podx"};
+        enum pod_cgroup st = POD_CGROUP_GONE;
+
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
+        make_pod("v2/kubelet/kubepods/podx", "cgroup.events", "populated 0\n");
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_EMPTY);
+        tmptree_put(top, "v2/kubelet/kubepods/podx/cgroup.events", "populated 1\n");
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_POPULATED);
+        ck_assert_int_eq(unlinkat(top, "v2/kubelet/kubepods/podx/cgroup.events", 0), 0);
+        ck_assert_int_eq(unlinkat(top, "v2/kubelet/kubepods/podx", AT_REMOVEDIR), 0);
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_GONE);
+        /* A hierarchy not mounted here: unseen, never gone. */
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &v1, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
+        /* Below the root: the root is always seen. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/podx"};
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_GONE);
+}
+END_TEST
+
 static Suite *kubepods_suite(void)
 {
         Suite *s = suite_create("kubepods");
@@ -185,6 +228,8 @@ static Suite *kubepods_suite(void)
         tcase_add_test(tc, test_v1_pids);
         tcase_add_test(tc, test_bad_files);
         tcase_add_test(tc, test_symlinks);
+        tcase_add_test(tc, test_static_pod);
+        tcase_add_test(tc, test_recorded);
         suite_add_tcase(s, tc);
         return s;
 }

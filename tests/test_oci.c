@@ -476,11 +476,49 @@ static void write_config(const char *json)
         ck_assert_int_eq(write_all(fd, json, strlen(json)), 0);
 }
 
+/* oci_bundle_read's linux.intelRdt alone. */
+static int read_rdt(const char *dir, const char *id, struct oci_intel_rdt *ret, char **reterr)
+{
+        struct oci_bundle b;
+        int r = oci_bundle_read(dir, id, &b, reterr);
+
+        if (r >= 0) {
+                *ret = b.intel_rdt;
+                free(b.cgroups_path);
+        }
+        return r;
+}
+
 static int rdt_of(const char *json, struct oci_intel_rdt *ret, char **reterr)
 {
         write_config(json);
-        return oci_bundle_intel_rdt(bundle, "ctr1", ret, reterr);
+        return read_rdt(bundle, "ctr1", ret, reterr);
 }
+
+START_TEST(test_cgroups_path)
+{
+        struct oci_bundle b;
+        _cleanup_free_ char *err = NULL;
+
+        write_config("{\"linux\":{\"cgroupsPath\":\"kubepods.slice:cri-containerd:abc\"}}");
+        ck_assert_int_eq(oci_bundle_read(bundle, "ctr1", &b, NULL), 0);
+        ck_assert_str_eq(b.cgroups_path, "kubepods.slice:cri-containerd:abc");
+        ck_assert(!b.intel_rdt.present);
+        oci_bundle_done(&b);
+        ck_assert_ptr_null(b.cgroups_path);
+
+        write_config("{\"linux\":{\"cgroupsPath\":\"\"}}");
+        ck_assert_int_eq(oci_bundle_read(bundle, "ctr1", &b, NULL), 0);
+        ck_assert_ptr_null(b.cgroups_path);
+        write_config("{\"linux\":{\"cgroupsPath\":null}}");
+        ck_assert_int_eq(oci_bundle_read(bundle, "ctr1", &b, NULL), 0);
+        ck_assert_ptr_null(b.cgroups_path);
+
+        write_config("{\"linux\":{\"cgroupsPath\":7}}");
+        ck_assert_int_eq(oci_bundle_read(bundle, "ctr1", &b, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "cgroupsPath"));
+}
+END_TEST
 
 START_TEST(test_rdt_absent)
 {
@@ -579,8 +617,8 @@ START_TEST(test_rdt_bad_container_id)
         struct oci_intel_rdt r;
 
         write_config("{\"linux\":{\"intelRdt\":{}}}");
-        ck_assert_int_eq(oci_bundle_intel_rdt(bundle, "info", &r, NULL), -EINVAL);
-        ck_assert_int_eq(oci_bundle_intel_rdt(bundle, "a/b", &r, NULL), -EINVAL);
+        ck_assert_int_eq(read_rdt(bundle, "info", &r, NULL), -EINVAL);
+        ck_assert_int_eq(read_rdt(bundle, "a/b", &r, NULL), -EINVAL);
 }
 END_TEST
 
@@ -592,15 +630,15 @@ START_TEST(test_rdt_files)
         const size_t size = (4u << 20) + 1;
 
         /* No config.json, or no bundle at all. */
-        ck_assert_int_eq(oci_bundle_intel_rdt(bundle, "ctr1", &r, NULL), -ENOENT);
-        ck_assert_int_eq(oci_bundle_intel_rdt("/nonexistent-bundle", "ctr1", &r, NULL), -ENOENT);
-        ck_assert_int_eq(oci_bundle_intel_rdt("relative", "ctr1", &r, NULL), -EINVAL);
+        ck_assert_int_eq(read_rdt(bundle, "ctr1", &r, NULL), -ENOENT);
+        ck_assert_int_eq(read_rdt("/nonexistent-bundle", "ctr1", &r, NULL), -ENOENT);
+        ck_assert_int_eq(read_rdt("relative", "ctr1", &r, NULL), -EINVAL);
 
         /* A symlinked config.json is not followed. */
         snprintf(target, sizeof(target), "%s/real.json", bundle);
         snprintf(path, sizeof(path), "%s/config.json", bundle);
         ck_assert_int_eq(symlink(target, path), 0);
-        ck_assert_int_eq(oci_bundle_intel_rdt(bundle, "ctr1", &r, NULL), -ELOOP);
+        ck_assert_int_eq(read_rdt(bundle, "ctr1", &r, NULL), -ELOOP);
         ck_assert_int_eq(unlink(path), 0);
 
         /* Over 4 MiB. */
@@ -611,7 +649,7 @@ START_TEST(test_rdt_files)
         big[size - 1] = '}';
         big[size] = '\0';
         write_config(big);
-        ck_assert_int_eq(oci_bundle_intel_rdt(bundle, "ctr1", &r, NULL), -EFBIG);
+        ck_assert_int_eq(read_rdt(bundle, "ctr1", &r, NULL), -EFBIG);
 }
 END_TEST
 
@@ -646,6 +684,7 @@ static Suite *oci_suite(void)
 
         tcase_add_checked_fixture(rdt, bundle_setup, bundle_teardown);
         tcase_add_test(rdt, test_rdt_absent);
+        tcase_add_test(rdt, test_cgroups_path);
         tcase_add_test(rdt, test_rdt_clos_id);
         tcase_add_test(rdt, test_rdt_container_group);
         tcase_add_test(rdt, test_rdt_reject);

@@ -154,6 +154,38 @@ START_TEST(test_pid_ns)
 }
 END_TEST
 
+/* A pin holds the very process whose start time matched, and says when it
+ * exits, zombie included. */
+START_TEST(test_pin)
+{
+        _cleanup_close_ int fd = -EBADF, pidfd = -EBADF, other = -EBADF;
+        uint64_t start;
+        pid_t child;
+        int status;
+
+        ck_assert_int_eq(proc_open(&fd), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        ck_assert_int_eq(proc_start_time(fd, child, &start), 0);
+        ck_assert_int_eq(proc_pin(fd, child, start + 1, &other), 0); /* another process's time */
+        ck_assert_int_eq(other, -EBADF);
+        ck_assert_int_eq(proc_pin(fd, child, start, &pidfd), 1);
+        ck_assert_int_eq(proc_pin_holds(pidfd), 1);
+        kill(child, SIGKILL);
+        ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
+        ck_assert_int_eq(proc_pin_holds(pidfd), 0);
+        ck_assert_int_eq(proc_pin(fd, child, start, &other), 0); /* a zombie */
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert_int_eq(proc_pin_holds(pidfd), 0);
+        ck_assert_int_eq(proc_pin(fd, child, start, &other), 0); /* gone */
+        ck_assert_int_eq(proc_pin(fd, 0, start, &other), -EINVAL);
+}
+END_TEST
+
 static Suite *proc_suite(void)
 {
         Suite *s = suite_create("proc");
@@ -165,6 +197,7 @@ static Suite *proc_suite(void)
         tcase_add_test(tc, test_start_time_gone);
         tcase_add_test(tc, test_real_proc);
         tcase_add_test(tc, test_pid_ns);
+        tcase_add_test(tc, test_pin);
         suite_add_tcase(s, tc);
         return s;
 }

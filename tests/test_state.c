@@ -319,7 +319,7 @@ START_TEST(test_parse_ignores_unknown_keys)
             "{\"version\":1,\"uid\":\"u1\",\"namespace\":\"ns\",\"pod\":null,\"future\":[1],"
             "\"groups\":[{\"ctrl\":\"/\",\"owned\":false,\"bandwidth\":\"partial\"}],"
             "\"members\":[{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":7,\"start_time\":8,"
-            "\"monitored\":true,\"reason\":null,\"cgroup\":\"/kubepods/pod1/c1\"}]}";
+            "\"monitored\":true,\"reason\":null,\"sandbox\":\"/kubepods/pod1/c1\"}]}";
         _cleanup_(pod_state_done) struct pod_state s = {};
         _cleanup_free_ char *saved = NULL;
 
@@ -332,8 +332,83 @@ START_TEST(test_parse_ignores_unknown_keys)
         ck_assert(s.members[0].monitored);
         ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
         ck_assert_ptr_null(strstr(saved, "future"));
-        ck_assert_ptr_null(strstr(saved, "cgroup"));
+        ck_assert_ptr_null(strstr(saved, "sandbox"));
         ck_assert_ptr_nonnull(strstr(saved, "\"owned\":false"));
+}
+END_TEST
+
+/* 0.3's records of a member's cgroup and the pod's, kept through a save; a
+ * file without them (0.2's) reads as unrecorded. */
+START_TEST(test_cgroups_recorded)
+{
+        static const char text[] =
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,\"groups\":[],"
+            "\"pod_cgroup\":{\"hierarchy\":\"unified\",\"path\":\"/kubelet/kubepods/pod1\"},"
+            "\"members\":[{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":7,\"start_time\":8,"
+            "\"monitored\":true,\"reason\":null,"
+            "\"cgroup\":{\"hierarchy\":\"pids\",\"path\":\"/kubelet/kubepods/pod1/c1\"}},"
+            "{\"id\":\"c2\",\"ctrl\":\"/\",\"pid\":9,\"start_time\":8,"
+            "\"monitored\":true,\"reason\":null}]}";
+        _cleanup_(pod_state_done) struct pod_state s = {}, again = {};
+        _cleanup_free_ char *saved = NULL;
+
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &s, NULL), 0);
+        ck_assert_int_eq(s.pod_cgroup_record, POD_CGROUP_RECORDED);
+        ck_assert_int_eq(s.pod_cgroup.kind, CGROUP_V2);
+        ck_assert_str_eq(s.pod_cgroup.path, "/kubelet/kubepods/pod1");
+        ck_assert(s.members[0].has_cgroup);
+        ck_assert_int_eq(s.members[0].cgroup.kind, CGROUP_V1);
+        ck_assert_str_eq(s.members[0].cgroup.controller, "pids");
+        ck_assert_str_eq(s.members[0].cgroup.path, "/kubelet/kubepods/pod1/c1");
+        ck_assert(!s.members[1].has_cgroup);
+        ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
+        ck_assert_int_eq(pod_state_parse(saved, strlen(saved), UID, &again, NULL), 0);
+        ck_assert_str_eq(again.pod_cgroup.path, "/kubelet/kubepods/pod1");
+        ck_assert_str_eq(again.members[0].cgroup.path, "/kubelet/kubepods/pod1/c1");
+        ck_assert(!again.members[1].has_cgroup);
+        pod_state_done(&again);
+        free(TAKE_PTR(saved));
+
+        s.pod_cgroup_record = POD_CGROUP_NONE;
+        ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
+        ck_assert_ptr_nonnull(strstr(saved, "\"pod_cgroup\":null"));
+        ck_assert_int_eq(pod_state_parse(saved, strlen(saved), UID, &again, NULL), 0);
+        ck_assert_int_eq(again.pod_cgroup_record, POD_CGROUP_NONE);
+        pod_state_done(&again);
+        free(TAKE_PTR(saved));
+
+        s.pod_cgroup_record = POD_CGROUP_UNRECORDED;
+        ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
+        ck_assert_ptr_null(strstr(saved, "pod_cgroup"));
+}
+END_TEST
+
+START_TEST(test_cgroups_invalid)
+{
+        static const char *const bad[] = {
+            "\"pod_cgroup\":{\"hierarchy\":\"cpuset\",\"path\":\"/a\"}",
+            "\"pod_cgroup\":{\"hierarchy\":\"unified\",\"path\":\"/a/../b\"}",
+            "\"pod_cgroup\":{\"hierarchy\":\"unified\",\"path\":\"a\"}",
+            "\"pod_cgroup\":{\"hierarchy\":\"unified\"}",
+            "\"pod_cgroup\":\"/a\"",
+            "\"members\":[{\"id\":\"c1\",\"ctrl\":\"/\",\"pid\":7,\"start_time\":8,"
+            "\"monitored\":true,\"reason\":null,\"cgroup\":{\"hierarchy\":\"pids\","
+            "\"path\":\"/a\\nb\"}}]",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_(pod_state_done) struct pod_state s = {};
+                _cleanup_free_ char *text = NULL, *why = NULL;
+
+                ck_assert_int_ge(asprintf(&text,
+                                          "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,"
+                                          "\"pod\":null,\"groups\":[],%s%s}",
+                                          bad[i],
+                                          strstr(bad[i], "members") ? "" : ",\"members\":[]"),
+                                 0);
+                ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &s, &why), -EBADMSG);
+                ck_assert_ptr_nonnull(strstr(why, "cgroup"));
+        }
 }
 END_TEST
 
@@ -712,6 +787,8 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_parse_refuses);
         tcase_add_test(tc, test_parse_reason_one_line);
         tcase_add_test(tc, test_parse_ignores_unknown_keys);
+        tcase_add_test(tc, test_cgroups_recorded);
+        tcase_add_test(tc, test_cgroups_invalid);
         tcase_add_test(tc, test_load_refuses);
         tcase_add_test(tc, test_remove_temp);
         tcase_add_test(tc, test_optional_fields);
