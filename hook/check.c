@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "command.h"
 #include "fsutil.h"
+#include "kubepods.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
@@ -488,9 +489,24 @@ static void check_other_managers(struct checker *k)
 struct coverage {
         int proc_fd;
         const struct cgroup_mounts *mounts;
-        unsigned threads, in, pods_short;
-        char examples[256];
+        unsigned threads, in, pods_short, pods_unseen;
+        char examples[256], unseen[256];
 };
+
+/* Can the pod's recorded cgroup be seen from here? gc keeps the group of a
+ * pod whose cgroup it cannot see, so someone must know. */
+static void look_at_pod_cgroup(const struct pod_state *st, const char *uid, struct coverage *c)
+{
+        enum pod_cgroup state;
+        size_t len = strlen(c->unseen);
+
+        if (st->pod_cgroup_record != POD_CGROUP_RECORDED ||
+            (kubepods_recorded_cgroup(c->mounts, &st->pod_cgroup, &state) >= 0 &&
+             state != POD_CGROUP_UNSEEN))
+                return;
+        if (++c->pods_unseen <= 3)
+                snprintf(c->unseen + len, sizeof(c->unseen) - len, "%s%s", len ? ", " : "", uid);
+}
 
 /* One pod's part of the node's coverage. */
 static void cover_pod(struct checker *k, int state_fd, const char *uid, struct coverage *c)
@@ -501,6 +517,7 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
 
         if (pod_state_load(state_fd, uid, &st, NULL) < 0)
                 return;
+        look_at_pod_cgroup(&st, uid, c);
         pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &cover);
         c->threads += cover.threads;
         c->in += cover.in;
@@ -513,7 +530,8 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
                          st.pod_name ? st.pod_name : "-", cover.in, cover.threads);
 }
 
-/* Are all threads of every monitored container in its pod's group? */
+/* Are all threads of every monitored container in its pod's group, and can
+ * every pod's recorded cgroup be seen? */
 static void check_coverage(struct checker *k)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
@@ -540,13 +558,19 @@ static void check_coverage(struct checker *k)
         if (c.pods_short > 0)
                 add(k, "coverage", LEVEL_WARN,
                     "run gc (resctrl-mon-hook gc): it joins every thread of a container's cgroup; "
-                    "threads the kernel keeps in another control group stay out",
+                    "threads in another control group or another monitor's group stay out",
                     "%u of %u threads of monitored containers are in their pod's groups; %u pods "
                     "short: %s%s",
                     c.in, c.threads, c.pods_short, c.examples, c.pods_short > 3 ? ", ..." : "");
         else
                 add(k, "coverage", LEVEL_OK, NULL,
                     "every thread of monitored containers is in its pod's group (%u)", c.threads);
+        if (c.pods_unseen > 0)
+                add(k, "pod-cgroups", LEVEL_FAIL,
+                    "run gc and check where the node's cgroup hierarchies are mounted from their "
+                    "root, in the host's cgroup namespace; until then gc keeps these pods' groups",
+                    "%u pods' recorded cgroups cannot be seen from here (gc logs which): %s%s",
+                    c.pods_unseen, c.unseen, c.pods_unseen > 3 ? ", ..." : "");
 }
 
 static void print_text(const struct checker *k)
