@@ -341,7 +341,7 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                         complete_member(gc, s, m);
                 if (r != 0) /* in it, or its tasks cannot be read */
                         continue;
-                if (s->dry_run || pod_member_rejoin(s, m) >= 0) {
+                if (s->dry_run || pod_member_rejoin(s, m) > 0) {
                         report_member(gc, "rejoin-member", s->uid, m, NULL);
                         complete_member(gc, s, m);
                         changed = true;

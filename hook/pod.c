@@ -139,33 +139,6 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
         return running;
 }
 
-int pod_member_rejoin(struct pod_session *s, const struct member *m)
-{
-        const struct pod_env *e = s->env;
-        _cleanup_close_ int pidfd = -EBADF;
-        int r;
-
-        r = proc_pin(e->proc_fd, m->pid, m->start_time, &pidfd);
-        if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
-                return -ESRCH;
-        if (r >= 0)
-                r = rdt_mon_group_add_process(e->root_fd, e->proc_fd, m->ctrl, s->uid, m->pid,
-                                              NULL);
-        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
-                /* It exited after the pin: the write may have hit a process
-                 * that took its pid since, which goes back where it was. */
-                if (rdt_mon_group_has_task(e->root_fd, m->ctrl, s->uid, m->pid) == 1)
-                        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, m->pid);
-                r = -ESRCH;
-        }
-        if (r == -ESRCH)
-                return r;
-        if (r < 0)
-                return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
-                                         m->id, m->pid);
-        return 0;
-}
-
 int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n)
 {
         int r = rdt_mon_group_tasks(root_fd, ctrl, uid, ret, ret_n);
@@ -237,6 +210,40 @@ static int in_default_group(struct other_groups *o, pid_t tid)
                 o->read = true;
         }
         return !pid_list_has(o->tids, o->n, tid);
+}
+
+int pod_member_rejoin(struct pod_session *s, const struct member *m)
+{
+        const struct pod_env *e = s->env;
+        struct other_groups others = {
+            .proc_fd = e->proc_fd, .root_fd = e->root_fd, .ctrl = m->ctrl, .uid = s->uid};
+        _cleanup_close_ int pidfd = -EBADF;
+        int r;
+
+        r = proc_pin(e->proc_fd, m->pid, m->start_time, &pidfd);
+        if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
+                return -ESRCH;
+        if (r > 0)
+                r = in_default_group(&others, m->pid);
+        free(others.tids);
+        if (r == 0) /* another monitor's now */
+                return 0;
+        if (r > 0)
+                r = rdt_mon_group_add_process(e->root_fd, e->proc_fd, m->ctrl, s->uid, m->pid,
+                                              NULL);
+        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
+                /* It exited after the pin: the write may have hit a process
+                 * that took its pid since, which goes back where it was. */
+                if (rdt_mon_group_has_task(e->root_fd, m->ctrl, s->uid, m->pid) == 1)
+                        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, m->pid);
+                r = -ESRCH;
+        }
+        if (r == -ESRCH)
+                return r;
+        if (r < 0)
+                return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
+                                         m->id, m->pid);
+        return 1;
 }
 
 /* Writes tid into the group, then checks that it is still a thread of the
