@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -254,6 +255,19 @@ static bool mount_of_hierarchy(char *line, char **ret_point, int *ret_v1)
         return true;
 }
 
+/* The inode of the initial cgroup namespace, the same on every boot
+ * (PROC_CGROUP_INIT_INO, include/linux/proc_ns.h). */
+#define CGROUP_NS_INIT_INO 0xEFFFFFFBU
+
+/* Is this process in the initial cgroup namespace? Then a hierarchy mounted
+ * from "/" shows every cgroup, and what is not there is gone. Unknown: no. */
+static bool in_initial_cgroup_ns(int proc_fd)
+{
+        struct stat st;
+
+        return fstatat(proc_fd, "self/ns/cgroup", &st, 0) == 0 && st.st_ino == CGROUP_NS_INIT_INO;
+}
+
 int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
 {
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
@@ -280,6 +294,7 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         }
         if (cgroup_of_pid(proc_fd, getpid(), &m.self) < 0)
                 m.self.path[0] = '\0';
+        m.host_ns = in_initial_cgroup_ns(proc_fd);
         *ret = m;
         return 0;
 }

@@ -70,6 +70,7 @@ struct cgroup_mounts {
         int v2_fd;
         int v1_fd[3];           /* pids, cpu, memory */
         struct cgroup_ref self; /* the reader's own cgroup; path "" when unknown */
+        bool host_ns; /* the reader is in the initial cgroup namespace: every path is seen whole */
 };
 
 #define CGROUP_MOUNTS_INIT                                                                         \

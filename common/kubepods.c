@@ -71,25 +71,35 @@ static int look_at(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
         return r < 0 ? r : read_populated(fd, ref->kind, ret);
 }
 
+/* 1 when the cgroup at ref can be opened, 0 when not (-ENOENT), -errno. */
+static int can_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int r = cgroup_open(m, ref, &fd);
+
+        return r == -ENOENT ? 0 : r < 0 ? r : 1;
+}
+
 int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
                              enum pod_cgroup *ret)
 {
-        _cleanup_close_ int fd = -EBADF;
-        struct cgroup_ref parent = *ref;
+        struct cgroup_ref parent = *ref, root = *ref;
         char *slash = strrchr(parent.path, '/');
         int r = look_at(m, ref, ret);
 
         if (r != -ENOENT || !slash)
                 return r;
         slash[slash == parent.path] = '\0'; /* "/pod1" has the root "/" above it */
-        r = cgroup_open(m, &parent, &fd);
-        if (r == -ENOENT) {
-                *ret = POD_CGROUP_UNSEEN;
-                return 0;
-        }
+        strcpy(root.path, "/");
+        /* Gone where its parent is there, or where every cgroup of its
+         * hierarchy is seen (pid 1's cgroup namespace, the hierarchy mounted
+         * here): a kubelet that removed its whole tree. */
+        r = can_open(m, &parent);
+        if (r == 0 && m->host_ns)
+                r = can_open(m, &root);
         if (r < 0)
                 return r;
-        *ret = POD_CGROUP_GONE;
+        *ret = r ? POD_CGROUP_GONE : POD_CGROUP_UNSEEN;
         return 0;
 }
 

@@ -31,9 +31,10 @@ enum pod_cgroup {
  * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
  * when the cgroup's file does not parse; -errno. */
 /* What the recorded cgroup of a pod (ref) is now. Gone only where its parent
- * can be seen: a hierarchy not mounted here, or a cgroup namespace that
- * hides the path, is UNSEEN, never gone. 0; -ELOOP, -ENOTDIR, -EBADMSG and
- * -errno as kubepods_pod_cgroup. */
+ * is there, or where m sees the whole hierarchy (m->host_ns, and the
+ * hierarchy mounted): one not mounted here, or a cgroup namespace that hides
+ * the path, is UNSEEN, never gone. 0; -ELOOP, -ENOTDIR, -EBADMSG and -errno
+ * as kubepods_pod_cgroup. */
 int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
                              enum pod_cgroup *ret);
 

@@ -2,9 +2,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -139,6 +141,7 @@ START_TEST(test_open_and_threads)
         ck_assert_int_ge(m.v2_fd, 0); /* the one shown from its root, not /sub */
         ck_assert_int_ge(m.v1_fd[0], 0);
         ck_assert_int_lt(m.v1_fd[1], 0); /* cpu: not mounted */
+        ck_assert(!m.host_ns);           /* a fake /proc: no namespace to compare */
 
         ck_assert_int_eq(cgroup_open(&m, &v2, &fd), 0);
         ck_assert_int_eq(cgroup_threads(fd, CGROUP_V2, &ids, &n), 0);
@@ -488,6 +491,32 @@ START_TEST(test_subtree_bounds)
 }
 END_TEST
 
+/* The tests run in the initial cgroup namespace; one of their own is not. */
+START_TEST(test_host_ns)
+{
+        _cleanup_close_ int real = -EBADF;
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        pid_t child;
+        int status;
+
+        real = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(real, 0);
+        ck_assert_int_eq(cgroup_mounts_open(real, &m), 0);
+        ck_assert(m.host_ns);
+        cgroup_mounts_close(&m);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                if (unshare(CLONE_NEWCGROUP) < 0)
+                        _exit(2);
+                _exit(cgroup_mounts_open(real, &m) == 0 && !m.host_ns ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static Suite *cgroup_suite(void)
 {
         Suite *s = suite_create("cgroup");
@@ -503,6 +532,7 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, test_task_is_under);
         tcase_add_test(tc, test_subtree_threads);
         tcase_add_test(tc, test_subtree_bounds);
+        tcase_add_test(tc, test_host_ns);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -214,6 +214,15 @@ START_TEST(test_recorded)
         ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/podx"};
         ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
         ck_assert_int_eq(st, POD_CGROUP_GONE);
+        /* Its whole tree gone: only where every cgroup is seen is it gone. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubelet/kubepods/gone/podx"};
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
+        m.host_ns = true;
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_GONE);
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &v1, &st), 0); /* not mounted here */
+        ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
 }
 END_TEST
 
