@@ -421,8 +421,11 @@ static int subtree_walk(struct subtree *s, int dir_fd, unsigned depth)
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 _cleanup_close_ int fd = -EBADF;
 
-                if (!name_is_valid(de->d_name))
-                        continue; /* "." and ".." */
+                /* "." and "..", and the control files: kernfs gives every
+                 * entry its type, so only a cgroup costs an open. */
+                if (!name_is_valid(de->d_name) ||
+                    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+                        continue;
                 fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0 && (errno == ENOTDIR || errno == ELOOP || errno == ENOENT))
                         continue; /* a file, a symlink, or removed meanwhile */

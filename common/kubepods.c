@@ -103,6 +103,23 @@ int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_
         return 0;
 }
 
+int kubepods_uid_spellings(const char *uid, char ret[static KUBEPODS_UID_SPELLINGS][64])
+{
+        size_t n = 0;
+
+        if (strlen(uid) >= 64)
+                return -EINVAL;
+        memcpy(ret[KUBEPODS_UID_DASHED], uid, strlen(uid) + 1);
+        memcpy(ret[KUBEPODS_UID_UNDERSCORED], uid, strlen(uid) + 1);
+        for (char *c = strchr(ret[KUBEPODS_UID_UNDERSCORED], '-'); c; c = strchr(c, '-'))
+                *c = '_';
+        for (const char *c = uid; *c; c++)
+                if (*c != '-')
+                        ret[KUBEPODS_UID_HEX][n++] = *c;
+        ret[KUBEPODS_UID_HEX][n] = '\0';
+        return 0;
+}
+
 int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
                         struct cgroup_ref *ret_ref)
 {
@@ -110,24 +127,17 @@ int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod
             {.kind = CGROUP_V2},
             {.kind = CGROUP_V1, .controller = "pids"},
         };
-        char uid_[64], hex[64];
-        size_t n = 0;
+        char spellings[KUBEPODS_UID_SPELLINGS][64];
 
-        if (strlen(uid) >= sizeof(uid_))
+        if (kubepods_uid_spellings(uid, spellings) < 0)
                 return -EINVAL;
-        memcpy(uid_, uid, strlen(uid) + 1);
-        for (char *c = strchr(uid_, '-'); c; c = strchr(c, '-'))
-                *c = '_';
-        for (const char *c = uid; *c; c++) /* a static pod's UID as kubelet spells it */
-                if (*c != '-')
-                        hex[n++] = *c;
-        hex[n] = '\0';
         for (size_t h = 0; h < ELEMENTSOF(hierarchies); h++)
                 for (size_t i = 0; i < ELEMENTSOF(layouts); i++)
                         for (int raw = 0; raw < 2; raw++) {
-                                const char *spelling = raw                      ? hex
-                                                       : layouts[i].underscores ? uid_
-                                                                                : uid;
+                                const char *spelling =
+                                    spellings[raw                      ? KUBEPODS_UID_HEX
+                                              : layouts[i].underscores ? KUBEPODS_UID_UNDERSCORED
+                                                                       : KUBEPODS_UID_DASHED];
                                 int r;
 
                                 *ret_ref = hierarchies[h];

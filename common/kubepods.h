@@ -25,11 +25,17 @@ enum pod_cgroup {
         POD_CGROUP_UNSEEN,    /* recorded, but neither it nor its parent can be seen from here */
 };
 
-/* What kubelet's cgroup of pod uid (canonical) is now, from cgroup.events'
- * "populated" (v2) or pids.current (v1). *ret_ref names the cgroup found,
- * or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a file in
- * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
- * when the cgroup's file does not parse; -errno. */
+/* How kubelet spells pod uid (canonical) in its cgroups' names. */
+enum {
+        KUBEPODS_UID_DASHED,      /* the UID as it is: cgroupfs' pod<uid> */
+        KUBEPODS_UID_UNDERSCORED, /* '_' for '-': systemd's ...-pod<uid_>.slice */
+        KUBEPODS_UID_HEX,         /* 32 hex digits: a static pod's, as kubelet was given it */
+        KUBEPODS_UID_SPELLINGS,
+};
+
+/* Writes the spellings of uid into ret. 0, or -EINVAL for a UID too long. */
+int kubepods_uid_spellings(const char *uid, char ret[static KUBEPODS_UID_SPELLINGS][64]);
+
 /* What the recorded cgroup of a pod (ref) is now. Gone only where its parent
  * is there, or where m sees the whole hierarchy (m->host_ns, and the
  * hierarchy mounted): one not mounted here, or a cgroup namespace that hides
@@ -38,5 +44,10 @@ enum pod_cgroup {
 int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
                              enum pod_cgroup *ret);
 
+/* What kubelet's cgroup of pod uid (canonical) is now, from cgroup.events'
+ * "populated" (v2) or pids.current (v1). *ret_ref names the cgroup found,
+ * or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a file in
+ * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
+ * when the cgroup's file does not parse; -errno. */
 int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
                         struct cgroup_ref *ret_ref);

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "fsutil.h"
 #include "macro.h"
@@ -25,18 +22,16 @@ int proc_open(int *ret_fd)
         return 0;
 }
 
-/* Reads /proc/<pid>/stat and points *ret_fields at field 3 (state). comm
- * (field 2) may hold spaces and ')', so fields are counted from the last ')'. */
-static int read_stat(int proc_fd, pid_t pid, char **ret_buf, const char **ret_fields)
+/* Reads <dir_fd>/<path> (a process's stat) and points *ret_fields at field 3
+ * (state). comm (field 2) may hold spaces and ')', so fields are counted
+ * from the last ')'. */
+static int read_stat_at(int dir_fd, const char *path, char **ret_buf, const char **ret_fields)
 {
         _cleanup_free_ char *buf = NULL;
-        char path[32], *p;
+        char *p;
         int r;
 
-        if (pid <= 0)
-                return -EINVAL;
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = read_small_file_at(proc_fd, path, PROC_STAT_MAX, &buf);
+        r = read_small_file_at(dir_fd, path, PROC_STAT_MAX, &buf);
         if (r == -ENOENT)
                 return -ESRCH;
         if (r < 0)
@@ -50,22 +45,27 @@ static int read_stat(int proc_fd, pid_t pid, char **ret_buf, const char **ret_fi
         return 0;
 }
 
+static int read_stat(int proc_fd, pid_t pid, char **ret_buf, const char **ret_fields)
+{
+        char path[32];
+
+        if (pid <= 0)
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        return read_stat_at(proc_fd, path, ret_buf, ret_fields);
+}
+
 int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
 {
         return proc_start_time_running(proc_fd, pid, ret, NULL);
 }
 
-int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_running)
+/* Field 22 (starttime) and whether the state (field 3, at p) is running. */
+static int parse_start_time(const char *p, uint64_t *ret, bool *ret_running)
 {
-        _cleanup_free_ char *buf = NULL;
         unsigned long long v;
-        const char *p;
         char *end;
-        int r;
 
-        r = read_stat(proc_fd, pid, &buf, &p);
-        if (r < 0)
-                return r;
         if (ret_running)
                 *ret_running = *p != 'Z' && *p != 'X';
 
@@ -85,6 +85,15 @@ int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_run
 
         *ret = (uint64_t) v;
         return 0;
+}
+
+int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_running)
+{
+        _cleanup_free_ char *buf = NULL;
+        const char *p;
+        int r = read_stat(proc_fd, pid, &buf, &p);
+
+        return r < 0 ? r : parse_start_time(p, ret, ret_running);
 }
 
 int proc_is_running(int proc_fd, pid_t pid)
@@ -112,37 +121,37 @@ int proc_pid_ns(int proc_fd, uint64_t *ret)
         return 0;
 }
 
-int proc_pin(int proc_fd, pid_t pid, uint64_t start_time, int *ret_pidfd)
+int proc_pin(int proc_fd, pid_t id, int *ret_fd)
 {
-        _cleanup_close_ int pidfd = -EBADF;
-        uint64_t now;
-        bool running;
-        int r;
+        char path[16];
+        int fd;
 
-        if (pid <= 0)
+        if (id <= 0)
                 return -EINVAL;
-        /* Opened first: the start time read after it then proves which
-         * process it pins (a pid reused in between shows another one). */
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd < 0)
-                return errno == ESRCH ? 0 : -errno;
-        r = proc_start_time_running(proc_fd, pid, &now, &running);
-        if (r == -ESRCH)
-                return 0;
-        if (r < 0)
-                return r;
-        if (now != start_time || !running)
-                return 0;
-        *ret_pidfd = TAKE_FD(pidfd);
-        return 1;
+        (void) snprintf(path, sizeof(path), "%d", (int) id);
+        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        *ret_fd = fd;
+        return 0;
 }
 
-int proc_pin_holds(int pidfd)
+int proc_pinned_start_time(int pin_fd, uint64_t *ret, bool *ret_running)
 {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        int r = poll(&p, 1, 0);
+        _cleanup_free_ char *buf = NULL;
+        const char *p;
+        int r = read_stat_at(pin_fd, "stat", &buf, &p);
 
-        if (r < 0)
-                return -errno;
-        return r == 0; /* readable once the process has exited */
+        return r < 0 ? r : parse_start_time(p, ret, ret_running);
+}
+
+int proc_pin_holds(int pin_fd)
+{
+        uint64_t start;
+        bool running;
+        int r = proc_pinned_start_time(pin_fd, &start, &running);
+
+        if (r == -ESRCH)
+                return 0;
+        return r < 0 ? r : running;
 }

@@ -27,13 +27,17 @@ int proc_is_running(int proc_fd, pid_t pid);
  * here (or none). */
 int proc_pid_ns(int proc_fd, uint64_t *ret);
 
-/* Pins the process that pid names while its start time is start_time: a
- * pidfd (pidfd_open(2)) opened before the start time is checked, so that it
- * refers to that very process. 1 with *ret_pidfd; 0 when pid is gone,
- * reused or a zombie; -errno. */
-int proc_pin(int proc_fd, pid_t pid, uint64_t start_time, int *ret_pidfd);
+/* Pins the task (process or thread) that id names now: <proc>/<id> opened
+ * as a directory, which the kernel ties to that task, so that what is read
+ * through it is that task's, and once it is gone every read says -ESRCH,
+ * even when its id names another task since (a pidfd for every kernel and
+ * for threads too). 0 with *ret_fd; -ESRCH when there is no such task. */
+int proc_pin(int proc_fd, pid_t id, int *ret_fd);
 
-/* 1 while the pinned process has not exited: its pid names it still (a pid
- * is never reused before its process is reaped), so whatever was written
- * for that pid reached it. 0 once it has exited; -errno. */
-int proc_pin_holds(int pidfd);
+/* proc_start_time_running of the pinned task. */
+int proc_pinned_start_time(int pin_fd, uint64_t *ret, bool *ret_running);
+
+/* 1 while the pinned task runs: its id names it still (an id is never
+ * reused before its task is reaped), so whatever was written for that id
+ * since the pin reached it. 0 once it has exited (zombie included); -errno. */
+int proc_pin_holds(int pin_fd);

@@ -5,8 +5,14 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "kubepods.h"
 #include "macro.h"
 #include "runtime_cgroup.h"
+
+/* How far above a container's cgroup its pod's is looked for: crun's
+ * systemd subgroup ("<scope>/container") and delegated cgroups put the
+ * init a level or two below the runtime's cgroup. */
+#define POD_CGROUP_LEVELS 3
 
 /* The hierarchies a runtime puts a container in, in the order they are tried. */
 static const struct {
@@ -20,12 +26,14 @@ static const struct {
 };
 
 /* systemd's path of a slice: "a-b-c.slice" is /a.slice/a-b.slice/a-b-c.slice,
- * "-.slice" (or "") the root. */
+ * "-.slice" the root; none is runc's default, system.slice. */
 static int slice_path(const char *slice, size_t len, char ret[static CGROUP_PATH_MAX])
 {
         size_t out = 0, stem;
 
-        if (len == 0 || (len == 7 && memcmp(slice, "-.slice", 7) == 0)) {
+        if (len == 0)
+                return slice_path("system.slice", strlen("system.slice"), ret);
+        if (len == 7 && memcmp(slice, "-.slice", 7) == 0) {
                 ret[0] = '\0';
                 return 0;
         }
@@ -49,6 +57,7 @@ int runtime_cgroup_path(const char *cgroups_path, char ret[static CGROUP_PATH_MA
 {
         const char *c1 = strchr(cgroups_path, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         char slice[CGROUP_PATH_MAX];
+        size_t len;
         int n;
 
         if (!c1) { /* cgroupfs */
@@ -61,20 +70,28 @@ int runtime_cgroup_path(const char *cgroups_path, char ret[static CGROUP_PATH_MA
         if (!c2 || strchr(c2 + 1, ':') || c2[1] == '\0' ||
             slice_path(cgroups_path, (size_t) (c1 - cgroups_path), slice) < 0)
                 return -EINVAL;
-        if (c2 == c1 + 1) /* no prefix */
-                n = snprintf(ret, CGROUP_PATH_MAX, "%s/%s.scope", slice, c2 + 1);
+        /* runc's unit: the name itself when it is a slice, else a scope */
+        len = strlen(c2 + 1);
+        if (len > 6 && strcmp(c2 + 1 + len - 6, ".slice") == 0)
+                n = snprintf(ret, CGROUP_PATH_MAX, "%s/%s", slice, c2 + 1);
         else
                 n = snprintf(ret, CGROUP_PATH_MAX, "%s/%.*s-%s.scope", slice, (int) (c2 - c1 - 1),
                              c1 + 1, c2 + 1);
         return n > 0 && n < CGROUP_PATH_MAX && cgroup_path_is_valid(ret, (size_t) n) ? 0 : -EINVAL;
 }
 
-/* Is path expected, or does it end in expected at a component boundary? */
-static bool path_ends_with(const char *path, const char *expected)
+/* Where in path the runtime's cgroup (expected, "/...") ends: path is it, or
+ * below it (crun's "<scope>/container"), and either below some root that
+ * expected does not name (a nested node). The end of the last such
+ * occurrence at component boundaries; 0 when there is none. */
+static size_t runtime_part(const char *path, const char *expected)
 {
-        size_t n = strlen(path), m = strlen(expected);
+        size_t m = strlen(expected), end = 0;
 
-        return n >= m && strcmp(path + n - m, expected) == 0 && (n == m || expected[0] == '/');
+        for (const char *p = strstr(path, expected); p; p = strstr(p + 1, expected))
+                if (p[m] == '\0' || p[m] == '/')
+                        end = (size_t) (p - path) + m;
+        return end;
 }
 
 /* Does cg hold the caller (in the same hierarchy)? Then it is its runtime's,
@@ -103,7 +120,10 @@ int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struc
                         continue;
                 if (r < 0)
                         return r;
-                if (expected && path_ends_with(cg.path, expected)) {
+                size_t end = expected ? runtime_part(cg.path, expected) : 0;
+
+                if (end > 0) { /* the runtime's cgroup, whatever it made below it */
+                        cg.path[end] = '\0';
                         *ret = cg;
                         *ret_matched = true;
                         return 0;
@@ -121,11 +141,15 @@ int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struc
         return 0;
 }
 
-/* Does name end in "pod<spelling>", at its start or after a '-'? */
-static bool names_pod(const char *name, size_t len, const char *spelling)
+/* Does the last component of path (without ".slice") end in
+ * "pod<spelling>", at its start or after a '-'? */
+static bool names_pod(const char *path, const char *spelling)
 {
-        size_t n = strlen(spelling) + 3;
+        const char *name = strrchr(path, '/') + 1;
+        size_t len = strlen(name), n = strlen(spelling) + 3;
 
+        if (len > 6 && strcmp(name + len - 6, ".slice") == 0)
+                len -= 6;
         return len >= n && strncasecmp(name + len - n, "pod", 3) == 0 &&
                strncasecmp(name + len - n + 3, spelling, n - 3) == 0 &&
                (len == n || name[len - n - 1] == '-');
@@ -133,26 +157,20 @@ static bool names_pod(const char *name, size_t len, const char *spelling)
 
 int runtime_pod_cgroup(const struct cgroup_ref *cg, const char *uid, struct cgroup_ref *ret)
 {
-        char underscored[64], hex[64];
-        const char *last, *slash = strrchr(cg->path, '/');
-        size_t len, h = 0;
+        char spellings[KUBEPODS_UID_SPELLINGS][64];
 
-        if (!slash || slash == cg->path || strlen(uid) >= sizeof(hex))
+        if (kubepods_uid_spellings(uid, spellings) < 0)
                 return 0;
-        for (const char *c = uid; *c; c++)
-                if (*c != '-')
-                        hex[h++] = *c;
-        hex[h] = '\0';
-        (void) snprintf(underscored, sizeof(underscored), "%s", uid);
-        for (char *c = strchr(underscored, '-'); c; c = strchr(c, '-'))
-                *c = '_';
-
         *ret = *cg;
-        ret->path[slash - cg->path] = '\0';
-        last = strrchr(ret->path, '/') + 1;
-        len = strlen(last);
-        if (len > 6 && strcmp(last + len - 6, ".slice") == 0)
-                len -= 6;
-        return names_pod(last, len, uid) || names_pod(last, len, underscored) ||
-               names_pod(last, len, hex);
+        for (int level = 0; level < POD_CGROUP_LEVELS; level++) {
+                char *slash = strrchr(ret->path, '/');
+
+                if (!slash || slash == ret->path) /* the root names no pod */
+                        return 0;
+                *slash = '\0';
+                for (int i = 0; i < KUBEPODS_UID_SPELLINGS; i++)
+                        if (names_pod(ret->path, spellings[i]))
+                                return 1;
+        }
+        return 0;
 }

@@ -15,27 +15,30 @@
 /* linux.cgroupsPath of config.json as a path below a hierarchy's root:
  * cgroupfs' "/a/b/c" as it is ("a/b" relative to the runtime's cgroup: "/a/b",
  * matched as a suffix); the systemd driver's "<slice>:<prefix>:<name>" as
- * the slice's path (each '-' of its name a level down:
+ * runc makes it: the slice's path (each '-' of its name a level down:
  * kubepods-burstable-pod<uid_>.slice is
- * /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice)
- * with "<prefix>-<name>.scope" below it. 0, or -EINVAL for a text that is
+ * /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice;
+ * none is system.slice) with the unit below it, "<prefix>-<name>.scope", or
+ * the name itself when it ends in ".slice". 0, or -EINVAL for a text that is
  * neither. */
 int runtime_cgroup_path(const char *cgroups_path, char ret[static CGROUP_PATH_MAX]);
 
 /* The cgroup the runtime made for the container whose init is pid: among
  * pid's hierarchies (unified, then the v1 pids, cpu, memory ones), the one
- * whose path is expected (runtime_cgroup_path: equal, or ending in it at a
- * component boundary) when expected is not NULL; else the first whose path
- * is not the root and does not hold the caller (a hook runs in its runtime's
- * cgroup: a runtime that left the container in the cgroup it inherited, as
- * runc's cgroupfs driver does in the unified tree of a hybrid host, made
- * none there). *ret_matched says whether expected matched. 0; -ENOENT when
- * there is none; -ESRCH when pid is gone; -EBADMSG. */
+ * whose path is expected (runtime_cgroup_path) or below it, ending in it at
+ * component boundaries (a nested node's root above it), cut to where
+ * expected ends (crun's systemd driver puts the init in "<scope>/container":
+ * the scope is the container's), when expected is not NULL; else the first
+ * whose path is not the root and does not hold the caller (a hook runs in
+ * its runtime's cgroup: a runtime that left the container in the cgroup it
+ * inherited, as runc's cgroupfs driver does in the unified tree of a hybrid
+ * host, made none there). *ret_matched says whether expected matched. 0;
+ * -ENOENT when there is none; -ESRCH when pid is gone; -EBADMSG. */
 int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struct cgroup_ref *ret,
                              bool *ret_matched);
 
-/* The pod's cgroup: cg's parent, when its name names pod uid (canonical) as
- * kubelet spells it under either driver, "pod<uid>" or
- * "<parent>-pod<uid_>.slice" (<uid_>: '_' for '-'), or with a static pod's
- * 32 hex digits. 1 with *ret; 0 when it does not. */
+/* The pod's cgroup: the nearest of cg's ancestors (at most 3 levels up) whose
+ * name names pod uid (canonical) as kubelet spells it under either driver:
+ * "pod<uid>", "<parent>-pod<uid_>.slice" (<uid_>: '_' for '-'), or a static
+ * pod's 32 hex digits. 1 with *ret; 0 when none does. */
 int runtime_pod_cgroup(const struct cgroup_ref *cg, const char *uid, struct cgroup_ref *ret);

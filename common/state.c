@@ -323,7 +323,7 @@ static int pod_state_check(const struct pod_state *s, char **reterr)
 {
         if (s->pid_ns > INT64_MAX)
                 return bad_state(reterr, "pid_ns out of range");
-        if (s->pod_cgroup_record == POD_CGROUP_RECORDED && !cgroup_is_valid(&s->pod_cgroup))
+        if (s->has_pod_cgroup && !cgroup_is_valid(&s->pod_cgroup))
                 return bad_state(reterr, "invalid pod_cgroup");
         for (size_t i = 0; i < s->n_groups; i++) {
                 if (!rdt_ctrl_group_is_valid(s->groups[i].ctrl))
@@ -445,11 +445,8 @@ int pod_state_format(const struct pod_state *s, const char *uid, char **ret)
         if (s->pid_ns != 0 &&
             json_object_set_new(root, "pid_ns", json_integer((json_int_t) s->pid_ns)) < 0)
                 return -ENOMEM;
-        if (s->pod_cgroup_record != POD_CGROUP_UNRECORDED &&
-            json_object_set_new(root, "pod_cgroup",
-                                s->pod_cgroup_record == POD_CGROUP_NONE
-                                    ? json_null()
-                                    : format_cgroup(&s->pod_cgroup)) < 0)
+        if (s->has_pod_cgroup &&
+            json_object_set_new(root, "pod_cgroup", format_cgroup(&s->pod_cgroup)) < 0)
                 return -ENOMEM;
 
         text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
@@ -624,10 +621,8 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
         if (pid_ns && (!is_uint(pid_ns) || json_integer_value(pid_ns) == 0))
                 return bad_state(reterr, "pid_ns must be an integer > 0");
         s.pid_ns = pid_ns ? (uint64_t) json_integer_value(pid_ns) : 0;
-        s.pod_cgroup_record = !pod_cgroup                ? POD_CGROUP_UNRECORDED
-                              : json_is_null(pod_cgroup) ? POD_CGROUP_NONE
-                                                         : POD_CGROUP_RECORDED;
-        if (s.pod_cgroup_record == POD_CGROUP_RECORDED &&
+        s.has_pod_cgroup = pod_cgroup && !json_is_null(pod_cgroup);
+        if (s.has_pod_cgroup &&
             (r = parse_cgroup(pod_cgroup, "pod_cgroup", &s.pod_cgroup, reterr)) < 0)
                 return r;
 

@@ -13,10 +13,9 @@
  * From 0.3 on, a member records "cgroup":{"hierarchy":"unified","path":"/..."}
  * (the cgroup its runtime made for it, read at createRuntime; "hierarchy"
  * is "unified" or the v1 controller, "pids", "cpu" or "memory"), and the
- * pod "pod_cgroup": the same object for the cgroup of the pod (the parent of
- * its containers', where that names the pod), or null when its containers'
- * cgroups are not below one (not a kubelet pod). Absent, both mean "written
- * by a version that did not record them".
+ * pod "pod_cgroup": the same object for kubelet's cgroup of the pod (the
+ * nearest above its containers' that names the pod). Absent (or null): not
+ * recorded, by an older version or for a container not below such a cgroup.
  * "pid_ns", "emptied_at", "baseline", "cgroup" and "pod_cgroup" are optional. A group is listed
  * from just before the hook mkdirs it until it is removed, so a group in resctrl named by a pod UID
  * but absent from every state file was never the hook's. "baseline" (omitted when empty) holds the
@@ -68,18 +67,12 @@ struct group {
         size_t n_baseline;
 };
 
-enum pod_cgroup_record {
-        POD_CGROUP_UNRECORDED, /* written by a version that did not record it */
-        POD_CGROUP_NONE,       /* its containers' cgroups are not below one of the pod */
-        POD_CGROUP_RECORDED,   /* pod_cgroup */
-};
-
 struct pod_state {
-        char *namespace; /* may be NULL */
-        char *pod_name;  /* may be NULL */
-        uint64_t pid_ns; /* inode of the pid namespace the pids are in; 0: not recorded */
-        enum pod_cgroup_record pod_cgroup_record;
-        struct cgroup_ref pod_cgroup; /* kubelet's cgroup of the pod, when recorded */
+        char *namespace;     /* may be NULL */
+        char *pod_name;      /* may be NULL */
+        uint64_t pid_ns;     /* inode of the pid namespace the pids are in; 0: not recorded */
+        bool has_pod_cgroup; /* pod_cgroup was recorded at createRuntime */
+        struct cgroup_ref pod_cgroup; /* kubelet's cgroup of the pod */
         struct member *members;
         size_t n_members;
         struct group *groups;

@@ -489,7 +489,7 @@ static void check_other_managers(struct checker *k)
 struct coverage {
         int proc_fd;
         const struct cgroup_mounts *mounts;
-        unsigned threads, in, pods_short, pods_unseen;
+        unsigned threads, in, elsewhere, pods_short, pods_unseen;
         char examples[256], unseen[256];
 };
 
@@ -500,7 +500,7 @@ static void look_at_pod_cgroup(const struct pod_state *st, const char *uid, stru
         enum pod_cgroup state;
         size_t len = strlen(c->unseen);
 
-        if (st->pod_cgroup_record != POD_CGROUP_RECORDED ||
+        if (!st->has_pod_cgroup ||
             (kubepods_recorded_cgroup(c->mounts, &st->pod_cgroup, &state) >= 0 &&
              state != POD_CGROUP_UNSEEN))
                 return;
@@ -521,7 +521,8 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
         pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &cover);
         c->threads += cover.threads;
         c->in += cover.in;
-        if (cover.in == cover.threads)
+        c->elsewhere += cover.elsewhere;
+        if (cover.in + cover.elsewhere >= cover.threads) /* gc has nothing to join */
                 return;
         len = strlen(c->examples);
         if (++c->pods_short <= 3)
@@ -562,6 +563,11 @@ static void check_coverage(struct checker *k)
                     "%u of %u threads of monitored containers are in their pod's groups; %u pods "
                     "short: %s%s",
                     c.in, c.threads, c.pods_short, c.examples, c.pods_short > 3 ? ", ..." : "");
+        else if (c.elsewhere > 0)
+                add(k, "coverage", LEVEL_OK, NULL,
+                    "every thread of monitored containers is in its pod's group (%u) but %u, "
+                    "which another monitor's group or another control group holds",
+                    c.in, c.elsewhere);
         else
                 add(k, "coverage", LEVEL_OK, NULL,
                     "every thread of monitored containers is in its pod's group (%u)", c.threads);

@@ -151,6 +151,31 @@ int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret,
         return r;
 }
 
+/* Pins member m's init (proc_pin) while it is the member's: same start time,
+ * running. 1 with *ret_fd; 0 when it is not (gone, pid reused, a zombie);
+ * -errno. */
+static int pin_member(int proc_fd, const struct member *m, int *ret_fd)
+{
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t start;
+        bool running;
+        int r;
+
+        if (m->pid <= 0)
+                return 0;
+        r = proc_pin(proc_fd, m->pid, &fd);
+        if (r >= 0)
+                r = proc_pinned_start_time(fd, &start, &running);
+        if (r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        if (start != m->start_time || !running)
+                return 0;
+        *ret_fd = TAKE_FD(fd);
+        return 1;
+}
+
 /* The threads of member m's container: those of the cgroup its runtime made
  * for it and of the cgroups below it. A member recorded before such records
  * has the cgroup its init is in now (cgroup_container_threads), read while
@@ -160,18 +185,18 @@ int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret,
 static int member_threads(int proc_fd, const struct cgroup_mounts *mounts, const struct member *m,
                           pid_t **ret, size_t *ret_n, bool *ret_cut)
 {
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_close_ int pin = -EBADF;
         bool own;
         int r;
 
         *ret_cut = false;
         if (m->has_cgroup)
                 return cgroup_subtree_threads(mounts, &m->cgroup, ret, ret_n, ret_cut);
-        r = proc_pin(proc_fd, m->pid, m->start_time, &pidfd);
+        r = pin_member(proc_fd, m, &pin);
         if (r <= 0)
                 return r == 0 ? -ESRCH : r;
         r = cgroup_container_threads(proc_fd, mounts, m->pid, ret, ret_n, &own);
-        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
+        if (r >= 0 && proc_pin_holds(pin) != 1) {
                 free(TAKE_PTR(*ret));
                 return -ESRCH;
         }
@@ -186,14 +211,20 @@ struct other_groups {
         pid_t *tids; /* what they list; NULL until read */
         size_t n;
         bool read;
+        int kernel_says; /* /proc shows cpu_resctrl_groups: 1, 0, or -1 until looked */
 };
+
+#define OTHER_GROUPS_INIT(proc, root, c, u)                                                        \
+        {                                                                                          \
+                .proc_fd = (proc), .root_fd = (root), .ctrl = (c), .uid = (u), .kernel_says = -1   \
+        }
 
 /* Is thread tid in the default monitoring group of o->ctrl, from which only
  * the hook's joins take it? A thread in another monitoring group (another
  * monitor's: pqos, an NRI plugin, the application) or control group is
  * never taken. The kernel says where it is in /proc/<tid>/cpu_resctrl_groups;
  * without that file, it is where no other monitoring group of ctrl lists
- * it. 1, 0, -errno. */
+ * it. 1, 0, -ESRCH when it is gone, -errno. */
 static int in_default_group(struct other_groups *o, pid_t tid)
 {
         _cleanup_free_ char *ctrl = NULL, *mon = NULL;
@@ -203,6 +234,10 @@ static int in_default_group(struct other_groups *o, pid_t tid)
                 return !mon && strcmp(ctrl, o->ctrl) == 0;
         if (r != -ENOENT)
                 return r;
+        if (o->kernel_says < 0)
+                o->kernel_says = faccessat(o->proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
+        if (o->kernel_says) /* the kernel has the file: the thread is gone */
+                return -ESRCH;
         if (!o->read) {
                 r = rdt_ctrl_mon_tasks(o->root_fd, o->ctrl, o->uid, &o->tids, &o->n);
                 if (r < 0)
@@ -212,60 +247,79 @@ static int in_default_group(struct other_groups *o, pid_t tid)
         return !pid_list_has(o->tids, o->n, tid);
 }
 
-int pod_member_rejoin(struct pod_session *s, const struct member *m)
-{
-        const struct pod_env *e = s->env;
-        struct other_groups others = {
-            .proc_fd = e->proc_fd, .root_fd = e->root_fd, .ctrl = m->ctrl, .uid = s->uid};
-        _cleanup_close_ int pidfd = -EBADF;
-        int r;
-
-        r = proc_pin(e->proc_fd, m->pid, m->start_time, &pidfd);
-        if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
-                return -ESRCH;
-        if (r > 0)
-                r = in_default_group(&others, m->pid);
-        free(others.tids);
-        if (r == 0) /* another monitor's now */
-                return 0;
-        if (r > 0)
-                r = rdt_mon_group_add_process(e->root_fd, e->proc_fd, m->ctrl, s->uid, m->pid,
-                                              NULL);
-        if (r >= 0 && proc_pin_holds(pidfd) != 1) {
-                /* It exited after the pin: the write may have hit a process
-                 * that took its pid since, which goes back where it was. */
-                if (rdt_mon_group_has_task(e->root_fd, m->ctrl, s->uid, m->pid) == 1)
-                        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, m->pid);
-                r = -ESRCH;
-        }
-        if (r == -ESRCH)
-                return r;
-        if (r < 0)
-                return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
-                                         m->id, m->pid);
-        return 1;
-}
-
-/* Writes tid into the group, then checks that it is still a thread of the
- * container's cgroup: a thread that exited and whose id another thread
- * elsewhere took meanwhile goes back to the control group's default
- * monitoring group, where it was. 1 when joined, 0 when not, -errno. */
-static int join_thread(struct pod_session *s, const struct member *m, pid_t tid,
-                       unsigned *ret_elsewhere)
+/* Writes tid, pinned as pin_fd (and checked since the pin), into the group
+ * of (pod, ctrl). A thread that exited before the write ended may have left
+ * its id to another: if the group lists that id, it goes back to the
+ * control group's default monitoring group (the same control group: never
+ * another class). 1 when written; 0 when not (it exited, or the kernel keeps
+ * it in another control group: *ret_elsewhere counts it); -errno. */
+static int write_pinned(struct pod_session *s, const char *ctrl, pid_t tid, int pin_fd,
+                        unsigned *ret_elsewhere)
 {
         const struct pod_env *e = s->env;
         unsigned moved = 0, refused = 0;
         int r;
 
-        r = rdt_mon_group_add_tasks(e->root_fd, m->ctrl, s->uid, &tid, 1, &moved, &refused);
+        r = rdt_mon_group_add_tasks(e->root_fd, ctrl, s->uid, &tid, 1, &moved, &refused);
         *ret_elsewhere += refused;
-        if (r < 0 || moved == 0 || !m->has_cgroup)
-                return r < 0 ? r : (int) moved;
-        r = cgroup_task_is_under(e->proc_fd, tid, &m->cgroup);
-        if (r == 1 || r == -ESRCH)
-                return r == 1;
-        (void) rdt_ctrl_add_task(e->root_fd, m->ctrl, tid);
-        return 0;
+        if (r < 0 || moved == 0)
+                return r;
+        r = proc_pin_holds(pin_fd);
+        if (r == 1)
+                return 1;
+        if (rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, tid) == 1)
+                (void) rdt_ctrl_add_task(e->root_fd, ctrl, tid);
+        return r < 0 ? r : 0;
+}
+
+int pod_member_rejoin(struct pod_session *s, const struct member *m)
+{
+        const struct pod_env *e = s->env;
+        struct other_groups others = OTHER_GROUPS_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
+        _cleanup_close_ int pin = -EBADF;
+        unsigned elsewhere = 0;
+        int r;
+
+        r = pin_member(e->proc_fd, m, &pin);
+        if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
+                return -ESRCH;
+        if (r > 0)
+                r = in_default_group(&others, m->pid);
+        if (r > 0 && !s->dry_run)
+                r = write_pinned(s, m->ctrl, m->pid, pin, &elsewhere);
+        free(others.tids);
+        if (r < 0 && r != -ESRCH)
+                return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
+                                         m->id, m->pid);
+        return r;
+}
+
+/* Joins thread tid of member m's container, pinned from before the checks
+ * until after the write: still in the container's cgroup, and in the
+ * control group's default monitoring group (in_default_group; else
+ * *ret_elsewhere counts it). 1 when joined (counted only, for --dry-run), 0
+ * when not, -errno. */
+static int join_thread(struct pod_session *s, const struct member *m, pid_t tid,
+                       struct other_groups *others, unsigned *ret_elsewhere)
+{
+        _cleanup_close_ int pin = -EBADF;
+        int r;
+
+        r = proc_pin(s->env->proc_fd, tid, &pin);
+        if (r >= 0 && m->has_cgroup) {
+                r = cgroup_task_is_under(s->env->proc_fd, tid, &m->cgroup);
+                if (r == 0) /* its id taken by a thread elsewhere since the list was read */
+                        return 0;
+        }
+        if (r >= 0)
+                r = in_default_group(others, tid);
+        if (r == 0)
+                (*ret_elsewhere)++;
+        if (r == -ESRCH)
+                return 0;
+        if (r <= 0)
+                return r;
+        return s->dry_run ? 1 : write_pinned(s, m->ctrl, tid, pin, ret_elsewhere);
 }
 
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
@@ -273,12 +327,11 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                            unsigned *ret_joined, unsigned *ret_elsewhere)
 {
         const struct pod_env *e = s->env;
+        struct other_groups others = OTHER_GROUPS_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
         _cleanup_free_ pid_t *threads = NULL;
-        struct other_groups others = {
-            .proc_fd = e->proc_fd, .root_fd = e->root_fd, .ctrl = m->ctrl, .uid = s->uid};
         size_t n_threads = 0;
         bool cut;
-        int r = 0;
+        int r;
 
         *ret_joined = *ret_elsewhere = 0;
         r = member_threads(e->proc_fd, mounts, m, &threads, &n_threads, &cut);
@@ -296,12 +349,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
-                r = in_default_group(&others, threads[i]);
-                if (r == 0)
-                        (*ret_elsewhere)++;
-                if (r <= 0)
-                        continue;
-                r = s->dry_run ? 1 : join_thread(s, m, threads[i], ret_elsewhere);
+                r = join_thread(s, m, threads[i], &others, ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;
         }
@@ -324,8 +372,7 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
         *ret = (struct pod_coverage){0};
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
-                struct other_groups others = {
-                    .proc_fd = proc_fd, .root_fd = root_fd, .ctrl = m->ctrl, .uid = uid};
+                struct other_groups others = OTHER_GROUPS_INIT(proc_fd, root_fd, m->ctrl, uid);
                 _cleanup_free_ pid_t *threads = NULL;
                 size_t n = 0;
                 bool cut;
@@ -510,7 +557,7 @@ static int group_is_empty_of_pod(const struct pod_session *s, const char *ctrl,
         int r;
 
         *ret_strangers = 0;
-        if (s->st.pod_cgroup_record != POD_CGROUP_RECORDED)
+        if (!s->st.has_pod_cgroup)
                 return rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
         r = rdt_mon_group_tasks(e->root_fd, ctrl, s->uid, &tasks, &n);
         if (r < 0)
@@ -568,10 +615,10 @@ static bool linger_over(const struct group *g, unsigned delay)
 }
 
 /* What kubelet's cgroup of the pod says now: the one createRuntime recorded,
- * or for a pod recorded before such records, the one kubelet's layouts name
- * (a pod cgroup found there that cannot be trusted counts as gone, as it
- * always did, said in one line). A recorded one that cannot be read is
- * UNSEEN: "cannot see" never means "gone". */
+ * or without a record (a pod recorded by 0.2, or not a kubelet pod), the one
+ * kubelet's layouts name (a pod cgroup found there that cannot be trusted
+ * counts as gone, as it always did, said in one line). A recorded one that
+ * cannot be read is UNSEEN: "cannot see" never means "gone". */
 static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
                                         const struct cgroup_mounts *mounts)
 {
@@ -579,18 +626,13 @@ static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
         struct cgroup_ref ref;
         int r;
 
-        switch (s->st.pod_cgroup_record) {
-        case POD_CGROUP_NONE: /* not a kubelet pod: it lives by its members */
-                return POD_CGROUP_GONE;
-        case POD_CGROUP_RECORDED:
+        if (s->st.has_pod_cgroup) {
                 r = kubepods_recorded_cgroup(mounts, &s->st.pod_cgroup, &state);
                 if (r < 0)
                         log_warning_errno(r, "cannot read cgroup %s:%s of pod %s",
                                           cgroup_hierarchy_name(&s->st.pod_cgroup),
                                           s->st.pod_cgroup.path, s->uid);
                 return r < 0 ? POD_CGROUP_UNSEEN : state;
-        case POD_CGROUP_UNRECORDED:
-                break;
         }
         r = kubepods_pod_cgroup(mounts, s->uid, &state, &ref);
         if (r < 0) {

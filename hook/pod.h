@@ -67,11 +67,13 @@ int pod_session_close(struct pod_session *s);
  * /proc cannot tell. */
 int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why);
 
-/* Writes the threads of member m's init into its group again, the init
- * pinned (proc_pin) from before its start time is checked until after the
- * write, so that a reused pid never moves another process for good. 1 when
- * written; 0 when the init is in another monitor's group, where it stays;
- * -ESRCH when it is gone. Caller holds the resctrl lock. Logs a failure. */
+/* Writes member m's init into its group again (the join of its container,
+ * pod_member_join_cgroup, brings its other threads), the init pinned
+ * (proc_pin) from before its start time is checked until after the write,
+ * so that a reused pid never moves another process for good. 1 when
+ * written; 0 when the init is in another monitor's group, where it stays,
+ * or exited meanwhile; -ESRCH when it is gone. Caller holds the resctrl
+ * lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
 /* Joins every thread of member m's container that is not in the pod's

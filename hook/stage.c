@@ -366,10 +366,8 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
         /* Once recorded, the pod's cgroup stays: kubelet keeps it for the
          * pod's life, and every container of the pod is below it. */
         if (cgroups->has_pod) {
-                s->st.pod_cgroup_record = POD_CGROUP_RECORDED;
+                s->st.has_pod_cgroup = true;
                 s->st.pod_cgroup = cgroups->pod;
-        } else if (cgroups->has_cgroup && s->st.pod_cgroup_record == POD_CGROUP_UNRECORDED) {
-                s->st.pod_cgroup_record = POD_CGROUP_NONE;
         }
         s->dirty = true;
         return 0;

@@ -81,7 +81,7 @@ struct pod_view {
         size_t n_totals;
         unsigned threads;           /* of its live monitored containers */
         unsigned threads_in;        /* of those, in the pod's groups */
-        unsigned threads_elsewhere; /* of those, in other monitors' groups: never joined */
+        unsigned threads_elsewhere; /* of those, in another monitoring or control group */
 };
 
 struct node_view {
@@ -93,7 +93,7 @@ struct node_view {
         struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
         unsigned unmonitored[REASON_COUNT];
-        unsigned threads, threads_in; /* every pod's, summed */
+        unsigned threads, threads_in, threads_elsewhere; /* every pod's, summed */
         struct outcome *outcomes;
         size_t n_outcomes;
         struct pod_view *pods;
@@ -338,6 +338,7 @@ static int gather_resctrl(struct node_view *nv)
                 nv->pods[i].threads_elsewhere = cover.elsewhere;
                 nv->threads += nv->pods[i].threads;
                 nv->threads_in += nv->pods[i].threads_in;
+                nv->threads_elsewhere += nv->pods[i].threads_elsewhere;
         }
         r = rdt_groups_count(root_fd, &nv->in_use);
         rdt_unlock(root_fd);
@@ -478,7 +479,7 @@ static void print_table(const struct node_view *nv)
                                        strerror(-pv->groups[j].error));
                 if (pv->threads > 0 && pv->threads_elsewhere > 0)
                         printf("  threads: %u in its containers, %u in its groups, %u in other "
-                               "monitoring groups (left there)\n",
+                               "monitoring or control groups (left there)\n",
                                pv->threads, pv->threads_in, pv->threads_elsewhere);
                 else if (pv->threads > 0)
                         printf("  threads: %u in its containers, %u in its groups\n", pv->threads,
@@ -743,8 +744,9 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                               nv->unmonitored[i]);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_node_unmonitored_threads", "gauge",
-                              "Threads of monitored containers outside their pod's groups", NULL,
-                              nv->threads - nv->threads_in);
+                              "Threads of monitored containers outside their pod's groups that "
+                              "gc joins (not those in another monitor's group)",
+                              NULL, nv->threads - nv->threads_in - nv->threads_elsewhere);
         if (r >= 0 && nv->gc_last_pass > 0)
                 r = prom_uint(w, "resctrl_gc_last_pass_timestamp_seconds", "gauge",
                               "When the last gc pass ended (Unix time)", NULL,
@@ -784,12 +786,13 @@ static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
                       "Threads of the pod's live monitored containers", labels, pv->threads);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_pod_unmonitored_threads", "gauge",
-                              "Threads of the pod's monitored containers outside its groups",
-                              labels, pv->threads - pv->threads_in);
+                              "Threads of the pod's monitored containers outside its groups that "
+                              "gc joins (not those in another monitor's group)",
+                              labels, pv->threads - pv->threads_in - pv->threads_elsewhere);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_pod_threads_elsewhere", "gauge",
                               "Threads of the pod's monitored containers in another monitoring "
-                              "group (another monitor's), never joined",
+                              "or control group, which gc never takes",
                               labels, pv->threads_elsewhere);
         for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
                 if (pv->groups[j].bandwidth >= 0)

@@ -154,12 +154,13 @@ START_TEST(test_pid_ns)
 }
 END_TEST
 
-/* A pin holds the very process whose start time matched, and says when it
- * exits, zombie included. */
+/* A pin holds the very task it was opened for, process or thread, says when
+ * it exits (zombie included), and never reads another task that took its id. */
 START_TEST(test_pin)
 {
-        _cleanup_close_ int fd = -EBADF, pidfd = -EBADF, other = -EBADF;
-        uint64_t start;
+        _cleanup_close_ int fd = -EBADF, pin = -EBADF, other = -EBADF;
+        uint64_t start, t;
+        bool running;
         pid_t child;
         int status;
 
@@ -171,18 +172,20 @@ START_TEST(test_pin)
                 _exit(0);
         }
         ck_assert_int_eq(proc_start_time(fd, child, &start), 0);
-        ck_assert_int_eq(proc_pin(fd, child, start + 1, &other), 0); /* another process's time */
-        ck_assert_int_eq(other, -EBADF);
-        ck_assert_int_eq(proc_pin(fd, child, start, &pidfd), 1);
-        ck_assert_int_eq(proc_pin_holds(pidfd), 1);
+        ck_assert_int_eq(proc_pin(fd, child, &pin), 0);
+        ck_assert_int_eq(proc_pinned_start_time(pin, &t, &running), 0);
+        ck_assert_uint_eq(t, start);
+        ck_assert(running);
+        ck_assert_int_eq(proc_pin_holds(pin), 1);
         kill(child, SIGKILL);
         ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
-        ck_assert_int_eq(proc_pin_holds(pidfd), 0);
-        ck_assert_int_eq(proc_pin(fd, child, start, &other), 0); /* a zombie */
+        ck_assert_int_eq(proc_pin_holds(pin), 0); /* a zombie */
         ck_assert_int_eq(waitpid(child, &status, 0), child);
-        ck_assert_int_eq(proc_pin_holds(pidfd), 0);
-        ck_assert_int_eq(proc_pin(fd, child, start, &other), 0); /* gone */
-        ck_assert_int_eq(proc_pin(fd, 0, start, &other), -EINVAL);
+        ck_assert_int_eq(proc_pin_holds(pin), 0);
+        ck_assert_int_eq(proc_pinned_start_time(pin, &t, &running), -ESRCH);
+        ck_assert_int_eq(proc_pin(fd, child, &other), -ESRCH);
+        ck_assert_int_eq(proc_pin(fd, 0, &other), -EINVAL);
+        ck_assert_int_eq(other, -EBADF);
 }
 END_TEST
 

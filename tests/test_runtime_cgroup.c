@@ -54,9 +54,12 @@ START_TEST(test_cgroups_path)
                          "/kubepods.slice/kubepods-burstable.slice/"
                          "kubepods-burstable-pod0b7f4a52_3c1d.slice/cri-containerd-ab.scope");
         ck_assert_str_eq(path_of("kubepods.slice:crio:ab"), "/kubepods.slice/crio-ab.scope");
-        ck_assert_str_eq(path_of("system.slice::ab"), "/system.slice/ab.scope");
-        ck_assert_str_eq(path_of(":crio:ab"), "/crio-ab.scope");
+        /* runc's: no prefix is "-<name>.scope", no slice system.slice, a
+         * name that is a slice the unit itself. */
+        ck_assert_str_eq(path_of("system.slice::ab"), "/system.slice/-ab.scope");
+        ck_assert_str_eq(path_of(":crio:ab"), "/system.slice/crio-ab.scope");
         ck_assert_str_eq(path_of("-.slice:crio:ab"), "/crio-ab.scope");
+        ck_assert_str_eq(path_of("a.slice:x:a-b.slice"), "/a.slice/a-b.slice");
         ck_assert_ptr_null(path_of("a:b"));
         ck_assert_ptr_null(path_of("a.slice:b:c:d"));
         ck_assert_ptr_null(path_of("a.slice:b:"));
@@ -104,6 +107,15 @@ START_TEST(test_container_expected)
         ck_assert_int_eq(container("/pod1/a", &cg, &matched), 0); /* not at a boundary */
         ck_assert(!matched);
         ck_assert_str_eq(cg.path, "/kind/kubelet/kubepods/pod1/ab");
+
+        /* crun's systemd driver: the init in "container" below the scope
+         * the runtime made: the scope is recorded. */
+        put("0::/kubepods.slice/kubepods-pod1.slice/crio-ab.scope/container\n",
+            "0::/system.slice\n");
+        ck_assert_int_eq(
+            container("/kubepods.slice/kubepods-pod1.slice/crio-ab.scope", &cg, &matched), 0);
+        ck_assert(matched);
+        ck_assert_str_eq(cg.path, "/kubepods.slice/kubepods-pod1.slice/crio-ab.scope");
 }
 END_TEST
 
@@ -168,7 +180,10 @@ START_TEST(test_pod_cgroup)
         ck_assert_ptr_null(pod_of("/machine.slice/libpod-ab.scope"));
         ck_assert_ptr_null(pod_of("/kubepods/burstable/podother/ab"));
         ck_assert_ptr_null(pod_of("/kubepods/burstable/xpod" UID "/ab"));
-        ck_assert_ptr_null(pod_of("/kubepods/pod" UID "/ab/sub"));
+        /* A few levels up: crun's "<scope>/container", a delegated cgroup. */
+        ck_assert_str_eq(pod_of("/kubepods/pod" UID "/ab/container"), "/kubepods/pod" UID);
+        ck_assert_str_eq(pod_of("/kubepods/pod" UID "/ab/x/y"), "/kubepods/pod" UID);
+        ck_assert_ptr_null(pod_of("/kubepods/pod" UID "/ab/x/y/z"));
         ck_assert_ptr_null(pod_of("/ab"));
 }
 END_TEST

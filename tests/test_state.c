@@ -338,7 +338,7 @@ START_TEST(test_parse_ignores_unknown_keys)
 END_TEST
 
 /* 0.3's records of a member's cgroup and the pod's, kept through a save; a
- * file without them (0.2's) reads as unrecorded. */
+ * file without them (0.2's), or with a null pod_cgroup, reads as unrecorded. */
 START_TEST(test_cgroups_recorded)
 {
         static const char text[] =
@@ -349,11 +349,14 @@ START_TEST(test_cgroups_recorded)
             "\"cgroup\":{\"hierarchy\":\"pids\",\"path\":\"/kubelet/kubepods/pod1/c1\"}},"
             "{\"id\":\"c2\",\"ctrl\":\"/\",\"pid\":9,\"start_time\":8,"
             "\"monitored\":true,\"reason\":null}]}";
+        static const char nulled[] =
+            "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
+            "\"groups\":[],\"pod_cgroup\":null,\"members\":[]}";
         _cleanup_(pod_state_done) struct pod_state s = {}, again = {};
         _cleanup_free_ char *saved = NULL;
 
         ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &s, NULL), 0);
-        ck_assert_int_eq(s.pod_cgroup_record, POD_CGROUP_RECORDED);
+        ck_assert(s.has_pod_cgroup);
         ck_assert_int_eq(s.pod_cgroup.kind, CGROUP_V2);
         ck_assert_str_eq(s.pod_cgroup.path, "/kubelet/kubepods/pod1");
         ck_assert(s.members[0].has_cgroup);
@@ -369,17 +372,11 @@ START_TEST(test_cgroups_recorded)
         pod_state_done(&again);
         free(TAKE_PTR(saved));
 
-        s.pod_cgroup_record = POD_CGROUP_NONE;
-        ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
-        ck_assert_ptr_nonnull(strstr(saved, "\"pod_cgroup\":null"));
-        ck_assert_int_eq(pod_state_parse(saved, strlen(saved), UID, &again, NULL), 0);
-        ck_assert_int_eq(again.pod_cgroup_record, POD_CGROUP_NONE);
-        pod_state_done(&again);
-        free(TAKE_PTR(saved));
-
-        s.pod_cgroup_record = POD_CGROUP_UNRECORDED;
+        s.has_pod_cgroup = false;
         ck_assert_int_eq(pod_state_format(&s, UID, &saved), 0);
         ck_assert_ptr_null(strstr(saved, "pod_cgroup"));
+        ck_assert_int_eq(pod_state_parse(nulled, strlen(nulled), UID, &again, NULL), 0);
+        ck_assert(!again.has_pod_cgroup);
 }
 END_TEST
 
