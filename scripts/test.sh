@@ -11,6 +11,9 @@
 #   test    every suite of the gcc build, valgrind memcheck included; last, so that
 #           the output ends with ctest's summary
 #   scripts/test.sh [BUILD_DIR]        default: build
+# asan and test fail, too, when ctest leaves something of its run on the machine
+# (a cgroup, a mount, a process: scripts/leftovers.sh, the naming rule in
+# tests/lib/harness.sh); what an earlier, killed run left does not count.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +44,8 @@ CC=clang cmake -S "$top" -B "$build-asan" -DWERROR=ON -DENABLE_SANITIZERS=ON \
 cmake --build "$build-asan" -j "$jobs" >/dev/null
 reports=$build-asan/sanitizer-reports
 rm -f "$reports"/*
+leftovers=$top/scripts/leftovers.sh
+"$leftovers" snapshot "$build-asan/leftovers.before" "$build-asan"
 # The crash tests are left to the gcc build: under ASan the sanitizer's own
 # system calls triple its injection points (about 1100 hook runs). ASan hooks
 # run several times slower, so the stress test's herd gets a longer timeout.
@@ -49,8 +54,10 @@ if ! (cd "$build-asan" &&
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 STRESS_LOCK_TIMEOUT_MS=10000 \
         ctest --output-on-failure -j "$jobs" -E '^crash' >ctest.log 2>&1); then
         cat "$build-asan/ctest.log"
+        "$leftovers" check "$build-asan/leftovers.before" "$build-asan" || true
         exit 1
 fi
+"$leftovers" check "$build-asan/leftovers.before" "$build-asan"
 grep -E "tests passed|tests failed" "$build-asan/ctest.log"
 if [ -n "$(ls -A "$reports")" ]; then
         cat "$reports"/*
@@ -79,4 +86,8 @@ stage fuzz
 
 stage test
 cd "$build"
-ctest --output-on-failure -j "$jobs"
+"$leftovers" snapshot "$build/leftovers.before" "$build"
+rc=0
+ctest --output-on-failure -j "$jobs" || rc=$?
+"$leftovers" check "$build/leftovers.before" "$build" || rc=1
+exit "$rc"

@@ -275,11 +275,9 @@ sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 
 if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
-        hier=$(hierarchy any)
-        [ -n "$hier" ] || { echo "no cgroup hierarchy mounted"; exit 77; }
-        CG=$hier/rmh-crash-$$
+        root=$(private_cgroup any) || { echo "no cgroup hierarchy mounted"; exit 77; }
+        CG=$root/c1
         mkdir "$CG"
-        trap 'harness_cleanup; rmdir "$CG" 2>/dev/null' EXIT
 fi
 if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
         stage=gc setup=join_setup

@@ -15,6 +15,14 @@
 # root, state, sockets and runc root, so tests can run next to each other and
 # to anything else on the machine. e2e_resctrlfs_options, set before
 # e2e_init, are the emulator's.
+#
+# Cgroups (the naming rule of tests/lib/harness.sh): runc and crun name a
+# container's cgroups by its id, rmh-TAG-NAME (e2e_id); Podman's containers and
+# conmon, and test_containerd.sh's pods, go below the run's private root
+# e2e_cgroup_root, /rmh-e2e-TAG in every hierarchy. At exit the cleanup
+# removes them all, the processes in them killed first, leaves first; anything
+# of the run it cannot remove (a cgroup, a process, the temporary directory)
+# is listed and fails the test.
 
 e2e_say() {
         printf '%s\n' "$*" >&2
@@ -61,6 +69,7 @@ e2e_init() {
         trap 'exit 143' TERM
         # Container ids and Podman names: unique on the machine, short.
         e2e_tag=$(printf '%s' "${e2e_tmp##*.}" | tr '[:upper:]' '[:lower:]')
+        e2e_cgroup_root=/rmh-e2e-$e2e_tag
         e2e_mnt=$e2e_tmp/resctrl
         e2e_state=$e2e_tmp/state
         e2e_config=$e2e_tmp/config.yaml
@@ -144,8 +153,18 @@ e2e_cleanup() {
         e2e_rc=$?
         trap - EXIT HUP INT TERM
         [ -n "${e2e_tmp:-}" ] && [ -d "$e2e_tmp" ] || exit "$e2e_rc"
+        e2e_run_left=""
         e2e_delete_leftovers
-        e2e_wait_strays
+        for e2e_c in $(e2e_run_cgroups); do
+                e2e_remove_cgroup_tree "$e2e_c" || e2e_run_left="$e2e_run_left cgroup:$e2e_c"
+        done
+        if ! e2e_wait_strays; then
+                for e2e_p in $e2e_strays; do
+                        e2e_p=${e2e_p#/proc/}
+                        kill -KILL "${e2e_p%/cmdline}" 2>/dev/null
+                done
+                e2e_run_left="$e2e_run_left processes:$(e2e_flat "$e2e_strays" | tr ' ' ,)"
+        fi
         if [ -n "${e2e_resctrlfs_pid:-}" ]; then
                 if mountpoint -q "$e2e_mnt"; then
                         fusermount3 -u "$e2e_mnt" 2>/dev/null || umount -l "$e2e_mnt" ||
@@ -165,12 +184,45 @@ e2e_cleanup() {
         awk -v p="$e2e_tmp/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
                 while read -r e2e_m; do umount -l "$e2e_m"; done
         rm -rf --one-file-system "$e2e_tmp"
+        [ ! -e "$e2e_tmp" ] || e2e_run_left="$e2e_run_left directory:$e2e_tmp"
+        if [ -n "$e2e_run_left" ]; then
+                e2e_say "LEFTOVER of the run:$e2e_run_left"
+                [ "$e2e_rc" -ne 0 ] && [ "$e2e_rc" -ne 77 ] || e2e_rc=1
+        fi
         exit "$e2e_rc"
+}
+
+# The run's cgroups that exist, in every hierarchy: its private root, and
+# those runc and crun made for its containers.
+e2e_run_cgroups() {
+        [ -n "${e2e_tag:-}" ] || return 0
+        for e2e_h in $(findmnt -rn -t cgroup,cgroup2 -o TARGET); do
+                [ ! -d "$e2e_h$e2e_cgroup_root" ] || echo "$e2e_h$e2e_cgroup_root"
+                find "$e2e_h" -mindepth 1 -type d -name "rmh-$e2e_tag-*" -prune 2>/dev/null
+        done
+}
+
+# The processes in cgroup DIR and below it killed, then DIR and every cgroup
+# below it removed, leaves first; false if DIR is still there after 5 s.
+e2e_remove_cgroup_tree() { # DIR
+        e2e_i=0
+        while [ -d "$1" ]; do
+                e2e_pids=$(find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null)
+                for e2e_p in $e2e_pids; do
+                        [ "$e2e_p" = $$ ] || kill -KILL "$e2e_p" 2>/dev/null
+                done
+                find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+                [ -d "$1" ] || return 0
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || return 1
+                sleep 0.1
+        done
 }
 
 # Waits up to 10 s for processes other than the emulator that name the temporary
 # directory, such as the `podman container cleanup` conmon starts when a container
-# exits, which would otherwise write into it while it is being removed. The
+# exits, which would otherwise write into it while it is being removed; false,
+# with their /proc/PID/cmdline in e2e_strays, if some are still there. The
 # bracketed dot keeps grep from matching its own command line.
 e2e_wait_strays() {
         e2e_suffix=${e2e_tmp##*.}
@@ -182,7 +234,7 @@ e2e_wait_strays() {
                 e2e_i=$((e2e_i + 1))
                 if [ "$e2e_i" -gt 100 ]; then
                         e2e_say "processes still use $e2e_tmp: $(e2e_flat "$e2e_strays")"
-                        return 0
+                        return 1
                 fi
                 sleep 0.1
         done
@@ -371,7 +423,7 @@ e2e_podman_run() {
         e2e_uid_opt=""
         [ -z "$2" ] || e2e_uid_opt="--annotation io.kubernetes.pod.uid=$2"
         # shellcheck disable=SC2086 # e2e_uid_opt is zero or two words
-        e2e_podman run -d --name "$1" --network none \
+        e2e_podman run -d --name "$1" --network none --cgroup-parent "$e2e_cgroup_root" \
                 --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
                 --annotation io.kubernetes.pod.namespace=e2e \
                 --annotation "io.kubernetes.pod.name=pod-$e2e_tag" \

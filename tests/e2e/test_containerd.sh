@@ -9,8 +9,9 @@
 # containerd runs with a private root, state, sockets, runc root and config,
 # so that it never meets a system containerd; the images are built here from
 # busybox-static (no registry); pods get kubelet's cgroupfs layout
-# (kubepods/[burstable/|besteffort/]pod<uid>), which the client makes before
-# a pod's sandbox and removes after it, as kubelet does. containerd never
+# (kubepods/[burstable/|besteffort/]pod<uid>) below the run's private cgroup
+# root (lib.sh's e2e_cgroup_root, /rmh-e2e-<tag>), which the client makes
+# before a pod's sandbox and removes after it, as kubelet does. containerd never
 # runs hooks for the sandbox (pause) container: the pod's group lives as long
 # as its cgroup.
 set -u
@@ -113,17 +114,10 @@ e2e_containerd_teardown() {
                                 e2e_say "cannot delete leftover container $e2e_left"
                 done
         done
-        for e2e_parent in $pod_parents; do pod_cgroup remove "$e2e_parent"; done
-        for e2e_h in $(findmnt -rn -t cgroup,cgroup2 -o TARGET); do
-                rmdir "$e2e_h/kubepods/burstable" "$e2e_h/kubepods/besteffort" "$e2e_h/kubepods" \
-                        2>/dev/null
-        done
-        true
+        true # the pods' cgroups go with lib.sh's e2e_cgroup_root
 }
 
 # --- kubelet's cgroups ---------------------------------------------------------
-
-pod_parents=""
 
 # kubelet's cgroupfs driver: the pod's cgroup in every hierarchy, made before
 # its sandbox and removed (with what runc left below it) after it.
@@ -136,14 +130,13 @@ pod_cgroup() { # make|remove PARENT
                                 e2e_fail "cannot remove $e2e_h$2: $(find "$e2e_h$2" | head -n 3)"
                 fi
         done
-        [ "$1" = make ] && pod_parents="$pod_parents $2"
 }
 
-# new_pod NAME PARENT_DIR: a pod UID in $uid, its cgroup made, its sandbox
-# running in $sandbox.
+# new_pod NAME QOS_DIR: a pod UID in $uid, its cgroup made in QOS_DIR (kubelet's,
+# /kubepods/...) below the run's private root, its sandbox running in $sandbox.
 new_pod() {
         uid=$(e2e_new_uid)
-        parent=$2/pod$uid
+        parent=$e2e_cgroup_root$2/pod$uid
         pod_cgroup make "$parent"
         sandbox=$(kubelet run-pod "$1" "$uid" default "$parent") || exit 1
 }

@@ -141,7 +141,8 @@ test_recreate() {
 test_foreign_groups() {
         mount_emulator
         write_config
-        local p1 kepler=5f0c1e9a-7d4b-4a43-9c1e-0a1b2c3d4e5f
+        local p1 kepler
+        kepler=$(new_uid 5)
         mkdir "$MNT/mon_groups/$kepler"   # Kepler active mode, an NRI plugin: no state here
         mkdir "$G1"                      # made by someone else before the pod started
         sleeper p1
@@ -228,25 +229,24 @@ test_remove_delay() {
 # --- a pod's group lives as long as kubelet's cgroup of the pod -------------
 
 # Kubelet's cgroup of pod UID1 in KIND's hierarchy (v2: the unified one, v1:
-# the pids controller's), as its cgroupfs driver lays it out; "" when KIND
-# is not mounted here.
+# the pids controller's), as its cgroupfs driver lays it out below a
+# --cgroup-root of the run's own (the private cgroup); "" when KIND is not
+# mounted here.
 pod_cgroup() { # KIND
-        local hier
-        hier=$(hierarchy "$1")
-        [ -n "$hier" ] && echo "$hier/kubepods/burstable/pod$UID1"
+        local root
+        root=$(private_cgroup "$1") && echo "$root/kubelet/kubepods/burstable/pod$UID1"
 }
 
-# Its cgroups, leaves first, and the kubepods ones if no one else uses them.
+# Its cgroups, leaves first, as kubelet removes a pod's.
 remove_pod_cgroup() { # POD_CGROUP
-        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-        rmdir "$(dirname "$1")" "$(dirname "$(dirname "$1")")" 2>/dev/null
-        true
+        remove_cgroup_tree "$1"
 }
 
 # A crash-looping container keeps its pod's group (one RMID) while the pod's
 # cgroup lives: populated by a sandbox that no hook sees (containerd), or
 # empty for at most emptyPodLingerSeconds (CRI-O's dropped infra container);
-# gc removes it once kubelet removed the pod cgroup.
+# gc removes it once kubelet removed the pod cgroup. The pod's cgroup is the
+# one createRuntime recorded (the parent of the container's), wherever it is.
 test_pod_lifetime() { # KIND
         local kind=$1 pod p0 p1 p2 p3 hw
         pod=$(pod_cgroup "$kind")
@@ -258,6 +258,8 @@ test_pod_lifetime() { # KIND
         echo "$p0" >"$pod/sandbox/cgroup.procs"
         echo "$p1" >"$pod/c1/cgroup.procs"
         create c1 "$p1" "$UID1"
+        check "$kind: the pod's cgroup recorded" jqe ".pod_cgroup.path == \"${pod#"$(hierarchy "$kind")"}\"" \
+                "$STATE/$UID1.members"
         hw=$(cat "$G1/mon_hw_id")
         stop "$p1"
         check "$kind: last poststop" poststop c1 "$UID1"
@@ -344,7 +346,7 @@ test_pod_cgroup_untrusted() {
 
 # --- assignable bandwidth counters (ABMC) -------------------------------------
 
-UID3=3d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
+UID3=$(new_uid 3)
 assignments() { tr '\n' ' ' <"$MNT/mon_groups/$1/mbm_L3_assignments"; }
 outcomes() { cat "$STATE/outcome.bandwidth.$1" 2>/dev/null | wc -c; }
 
@@ -596,7 +598,7 @@ test_newer_state() {
         sleeper p1
         create c1 "$p1" "$UID1"
         jq -c '.future = {"a": 1} | .groups[0].bandwidth = "partial" |
-                .members[0].cgroup = "/kubepods/pod1/c1"' "$STATE/$UID1.members" >"$WORK/m" &&
+                .members[0].sandbox = "/kubepods/pod1/c1"' "$STATE/$UID1.members" >"$WORK/m" &&
                 cat "$WORK/m" >"$STATE/$UID1.members"
         check "newer state: gc does not skip it" gc_out
         check "newer state: nothing to do while it runs" not said "skip-pod"
@@ -611,10 +613,9 @@ test_newer_state() {
 # in another control group, and puts the whole cgroup back into a group made
 # again. KIND v2 uses the unified hierarchy, v1 the pids controller's.
 test_join_cgroup() { # KIND
-        local kind=$1 hier cg p1 p2 p3 p4
-        hier=$(hierarchy "$kind")
-        [ -n "$hier" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
-        cg=$hier/rmh-gc-$$-$kind
+        local kind=$1 root cg p1 p2 p3 p4
+        root=$(private_cgroup "$kind") || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        cg=$root/c1
         mount_emulator --ctrl-groups gold
         write_config
         mkdir "$cg"
@@ -624,8 +625,8 @@ test_join_cgroup() { # KIND
         create c1 "$p1" "$UID1"
         check "$kind: createRuntime moves the init only" [ "$(tasks_of "$G1")" = "$p1 " ]
         check "$kind: gc" gc_out
-        check "$kind: said how many joined, and refused" \
-                said "join-tasks pod=$UID1 container=c1 count=2 refused=1"
+        check "$kind: said how many joined, and left elsewhere" \
+                said "join-tasks pod=$UID1 container=c1 count=2 elsewhere=1"
         check "$kind: every thread of the cgroup in the group" \
                 [ "$(tasks_of "$G1")" = "$(printf '%s\n' "$p1" "$p2" "$p3" | sort -n | tr '\n' ' ')" ]
         check "$kind: the one in another control group left there" has_task "$MNT/gold" "$p4"

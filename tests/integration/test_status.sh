@@ -27,10 +27,10 @@ not() { ! "$@"; }
 
 # UID1 (the harness's): two containers, root and gold.
 # UID2 (the harness's): adopts a group that already counted.
-UID3=3f2e1d0c-9b8a-4776-8554-433221100fed # out of RMIDs
-UID4=5a5a5a5a-1b1b-4c2c-8d3d-9e4e4e4e4e4e # filtered out
-UID5=7c6b5a49-3827-4165-8473-6251403f2e1d # compact upper-case UID, default class
-FOREIGN=11111111-2222-4333-8444-555555555555
+UID3=$(new_uid 3) # out of RMIDs
+UID4=$(new_uid 5) # filtered out
+UID5=$(new_uid 7) # compact upper-case UID, default class
+FOREIGN=$(new_uid 1)
 
 # 7 RMIDs less the root's leave 6 groups: gold, another manager's group in
 # gold, UID2's, UID1's in root and in gold, UID5's; none is left for UID3.
@@ -245,10 +245,9 @@ test_check() {
 # exec'd into it, outside the group: status, Prometheus and check say so, and
 # after one gc pass they say all is in.
 test_coverage() {
-        local hier cg x1
-        hier=$(hierarchy any)
-        [ -n "$hier" ] || { echo "no cgroup hierarchy mounted: nothing to test"; return; }
-        cg=$hier/rmh-status-$$
+        local root cg x1
+        root=$(private_cgroup any) || { echo "no cgroup hierarchy mounted: nothing to test"; return; }
+        cg=$root/e1
         mkdir "$cg"
         sleeper x1
         echo "$e1" >"$cg/cgroup.procs"
@@ -259,7 +258,7 @@ test_coverage() {
         check "coverage: the node's" grep -q "^coverage: [0-9]* of [0-9]* threads" "$WORK/cov.txt"
         status --json >"$WORK/cov.json"
         check "coverage: JSON per pod" [ "$(jq -c --arg u "$UID5" '.pods[] | select(.uid == $u) | .threads' \
-                "$WORK/cov.json")" = '{"containers":2,"in_groups":1}' ]
+                "$WORK/cov.json")" = '{"containers":2,"in_groups":1,"elsewhere":0}' ]
         status --prometheus >"$WORK/cov.prom"
         check "coverage: Prometheus per pod" grep -q \
                 "^resctrl_pod_unmonitored_threads{pod_uid=\"$UID5\",namespace=\"shop\",pod=\"cache\"} 1$" \
@@ -274,7 +273,7 @@ test_coverage() {
         hook_check --hooks-dir "$WORK/none" >"$WORK/cov-check.txt"
         check "coverage: check is content" grep -q "^ok    coverage " "$WORK/cov-check.txt"
         stop "$x1"
-        echo "$e1" >"$hier/cgroup.procs"
+        echo "$e1" >"$root/cgroup.procs"
         rmdir "$cg"
 }
 

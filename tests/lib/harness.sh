@@ -7,6 +7,25 @@
 #   harness_init HOOK RESCTRLFS NAME   # root, /dev/fuse and fusermount3 or exit 77
 #   ... checks ...
 #   harness_done                       # prints the counts; false if any check failed
+#
+# Hermetic runs: nothing a run makes can meet another run's, or the machine's.
+#   - Files, the emulator's mount and everything else on disk: under $WORK,
+#     /tmp/rmh-NAME.XXXXXX.
+#   - Pod UIDs: random per run (new_uid), UID1 and UID2 included.
+#   - Real cgroups: only below the run's private root of a hierarchy,
+#     <hierarchy>/rmh-NAME-<random> (private_cgroup v2|v1|any), never at a
+#     fixed or global name such as <hierarchy>/kubepods.
+# At exit, INT, TERM and HUP included, harness_cleanup kills the run's
+# processes (its background jobs, and every process in the private cgroups),
+# unmounts what is mounted under $WORK, removes the private cgroups leaves
+# first, then $WORK; whatever of the run is still there after that (a cgroup,
+# a mount, a process naming $WORK) is listed and fails the test.
+#
+# Naming rule, which scripts/leftovers.sh checks around ctest: every cgroup a
+# test makes has a path component whose name starts with "rmh-" (here
+# rmh-NAME-<random>; in tests/e2e/ rmh-e2e-<tag> and the runc/crun container
+# ids rmh-<tag>-<name>); every mount point and temporary directory is under
+# /tmp/rmh-*.
 
 harness_init() {
         HOOK=$1
@@ -26,15 +45,93 @@ harness_init() {
         HOLDERS=()
         passed=0
         failed=0
-        trap harness_cleanup EXIT
+        # The run's private cgroups: rmh-NAME-<random> in each hierarchy (private_cgroup).
+        HARNESS_CGROUP=rmh-$HARNESS_NAME-$(new_uid | cut -c 1-8)
+        trap harness_exit EXIT
+        trap 'exit 129' HUP
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
 }
 
+# The EXIT trap: cleans up, not to be stopped half-way by another signal;
+# anything of the run left behind fails the test, a skipped one too.
+harness_exit() {
+        local rc=$?
+        trap - EXIT
+        trap '' HUP INT TERM
+        harness_cleanup || { [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; } || rc=1
+        exit "$rc"
+}
+
+# Removes everything the run made; false, listing it on stderr, if some of it
+# is still there afterwards. Safe to call again, and before harness_init.
 harness_cleanup() {
-        local p
-        for p in "${SLEEPERS[@]}" "${HOLDERS[@]}"; do kill "$p" 2>/dev/null; done
+        local p m c left=()
+        # The stand-in inits, the lock holders, every background job (a gc
+        # loop a killed test did not get to stop), every process in the
+        # private cgroups; then they are reaped.
+        for p in ${SLEEPERS[@]+"${SLEEPERS[@]}"} ${HOLDERS[@]+"${HOLDERS[@]}"} $(jobs -p); do
+                kill "$p" 2>/dev/null
+        done
+        SLEEPERS=()
+        HOLDERS=()
+        for c in $(harness_private_cgroups); do kill_cgroup_tree "$c"; done
         wait 2>/dev/null
-        mountpoint -q "$MNT" && fusermount3 -u "$MNT"
-        rm -rf "$WORK"
+        for c in $(harness_private_cgroups); do
+                remove_cgroup_tree "$c" || left+=("cgroup $c ($(cgroup_tree_procs "$c" | wc -l) processes)")
+        done
+        case ${WORK:-} in /tmp/rmh-*) ;; *) [ "${#left[@]}" -eq 0 ]; return ;; esac
+        # The emulator (and whatever else a test mounted there), deepest first.
+        for m in $(harness_mounts); do
+                fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
+        done
+        # The emulator's daemon exits once unmounted; anything else naming $WORK too.
+        for _ in $(seq 50); do
+                [ -z "$(harness_procs)" ] && break
+                sleep 0.1
+        done
+        for m in $(harness_mounts); do left+=("mount $m"); done
+        while read -r p; do left+=("process $p"); done < <(harness_procs)
+        [ -n "$(harness_mounts)" ] || rm -rf --one-file-system "$WORK"
+        [ ! -e "$WORK" ] || left+=("directory $WORK")
+        [ "${#left[@]}" -eq 0 ] && return 0
+        echo "LEFTOVER of $HARNESS_NAME:" >&2
+        printf '  %s\n' "${left[@]}" >&2
+        return 1
+}
+
+# The run's private cgroups that exist, one a line.
+harness_private_cgroups() {
+        local v h
+        case ${HARNESS_CGROUP:-} in rmh-?*-?*) ;; *) return 0 ;; esac
+        for v in v2 v1; do
+                h=$(hierarchy "$v")
+                [ -n "$h" ] && [ -d "$h/$HARNESS_CGROUP" ] && echo "$h/$HARNESS_CGROUP"
+        done
+        return 0
+}
+
+# Mount points at or under $WORK, deepest first.
+harness_mounts() {
+        awk -v w="$WORK" '$5 == w || index($5, w "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+# "PID CMDLINE" of each process but this shell whose command line names $WORK
+# or whose working directory is in it. The bracket keeps grep from matching
+# its own command line.
+harness_procs() {
+        local f p pat
+        pat="/tmp/[r]${WORK#/tmp/r}"
+        pat=${pat//./[.]}
+        {
+                grep -lE -- "$pat" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3
+                find /proc/[0-9]*/cwd -maxdepth 0 \( -lname "$WORK" -o -lname "$WORK/*" \) 2>/dev/null |
+                        cut -d/ -f3
+        } | sort -un | while read -r p; do
+                [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && continue
+                f=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+                [ -n "$f" ] && echo "$p $f"
+        done
 }
 
 harness_done() {
@@ -149,6 +246,42 @@ hierarchy() { # v2 | v1 | any
         esac
 }
 
+# The run's private cgroup in a hierarchy (as `hierarchy` picks it):
+# <hierarchy>/rmh-NAME-<random>, made on first use, removed by
+# harness_cleanup with everything below it. Tests make their cgroups below
+# it. False, printing nothing, when that hierarchy is not mounted.
+private_cgroup() { # v2 | v1 | any
+        local h
+        h=$(hierarchy "$1")
+        [ -n "$h" ] && [ -n "${HARNESS_CGROUP:-}" ] || return 1
+        mkdir -p "$h/$HARNESS_CGROUP" || return 1
+        echo "$h/$HARNESS_CGROUP"
+}
+
+# The processes in cgroup DIR and below it, one a line.
+cgroup_tree_procs() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null; }
+
+# SIGKILL to every process in cgroup DIR and below it (never to this shell).
+kill_cgroup_tree() { # DIR
+        local p
+        for p in $(cgroup_tree_procs "$1"); do
+                [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] || kill -KILL "$p" 2>/dev/null
+        done
+}
+
+# Cgroup DIR and every cgroup below it removed, leaves first, the processes
+# in them killed first; false if DIR is still there after 5 s.
+remove_cgroup_tree() { # DIR
+        for _ in $(seq 50); do
+                [ -d "$1" ] || return 0
+                kill_cgroup_tree "$1"
+                find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+                [ -d "$1" ] || return 0
+                sleep 0.1
+        done
+        return 1
+}
+
 tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
 has_task() { grep -qx "$2" "$1/tasks"; }
 member_count() { grep -o '"id":' "$STATE/$1.members" 2>/dev/null | wc -l; }
@@ -158,8 +291,22 @@ no_state() { [ ! -e "$STATE/$1.members" ] && [ ! -e "$STATE/$1.lock" ]; }
 no_temp_files() { [ -z "$(find "$STATE" -name '*.tmp' 2>/dev/null)" ]; }
 stop() { kill "$1"; wait "$1" 2>/dev/null; }
 
-UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
-UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
+# A random pod UID, canonical (lower-case, dashed, version 4), starting with
+# HEX_PREFIX (up to 8 hex digits) where given: UIDs whose first digits differ
+# sort the same way in every run.
+new_uid() { # [HEX_PREFIX]
+        local u p=${1:-}
+        u=$(cat /proc/sys/kernel/random/uuid)
+        printf '%s%s\n' "$p" "${u:${#p}}"
+}
+
+# The pods most tests use, new each run. Their first digits are fixed, and
+# differ from those of the UIDs the tests add (3, 5, 7, 1): listings sorted by
+# UID come out in the same order each run.
+# shellcheck disable=SC2034 # the tests' own
+UID1=$(new_uid 0)
+# shellcheck disable=SC2034
+UID2=$(new_uid 9)
 
 # Every path with its type, mode, owner and size, plus the content of every
 # regular file (tasks, member files): any change the hook makes shows here.

@@ -36,9 +36,8 @@ expect() { # WHAT STATUS COMMAND...: the command's exit status
         check "$what: exit $status (got $got)" [ "$got" -eq "$status" ]
 }
 
-UID1=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
-UID2=9e8d7c6b-5a49-4838-a726-15f4e3d2c1b0
-UID3=11111111-2222-4333-8444-555555555555
+# UID1 and UID2: the harness's.
+UID3=$(new_uid 1)
 
 mount_emulator --num-rmids 3 --ctrl-groups gold,silver
 write_config
