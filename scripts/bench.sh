@@ -24,12 +24,18 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 hook=$build/hook/resctrl-mon-hook
 work=$(mktemp -d /tmp/rmh-bench.XXXXXX)
 mnt=$work/resctrl
-cgroups=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)/rmh-bench-$$
+v2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+cgroups=$v2/rmh-bench-$$
 pid_max=$(cat /proc/sys/kernel/pid_max)
-sleep 100000 &
+uid=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
+# The timed container's init in a cgroup of its own below its pod's, as
+# kubelet and a runtime lay them out: createRuntime records both.
+mkdir -p "$cgroups/pod$uid/c1"
+sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 100000' sh "$cgroups/pod$uid/c1" &
 init=$!
 cleanup() {
-        kill "$init" 2>/dev/null || true
+        set +e # every step, whatever the one before did
+        kill "$init" 2>/dev/null
         stop_pods
         echo "$pid_max" >/proc/sys/kernel/pid_max
         mountpoint -q "$mnt" && fusermount3 -u "$mnt"
@@ -39,17 +45,18 @@ cleanup() {
 trap cleanup EXIT
 
 # The state directory on tmpfs, as /run/resctrl-mon-hook is on a node.
-mkdir -p "$mnt" "$work/bundle" "$work/state"
+mkdir -p "$mnt" "$work/bundle" "$work/bundle-scale" "$work/state"
 mount -t tmpfs -o mode=0700 tmpfs "$work/state"
 "$build/tests/resctrlfs/resctrlfs" --num-rmids 4096 --limbo-ms 0 "$mnt"
-echo '{"ociVersion":"1.2.0","linux":{}}' >"$work/bundle/config.json"
+echo "{\"ociVersion\":\"1.2.0\",\"linux\":{\"cgroupsPath\":\"/rmh-bench-$$/pod$uid/c1\"}}" \
+        >"$work/bundle/config.json"
+echo '{"ociVersion":"1.2.0","linux":{}}' >"$work/bundle-scale/config.json"
 cat >"$work/config.yaml" <<EOF
 resctrlPath: $mnt
 stateDir: $work/state
 requireResctrlFs: false
 log: {level: info, syslog: false, stderr: false}
 EOF
-uid=0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b
 annotations="\"annotations\":{\"io.kubernetes.pod.uid\":\"$uid\",\"io.kubernetes.pod.namespace\":\"default\",\"io.kubernetes.pod.name\":\"bench\"}"
 echo "{\"ociVersion\":\"1.2.0\",\"id\":\"c1\",\"status\":\"creating\",\"pid\":$init,\"bundle\":\"$work/bundle\",$annotations}" >"$work/create.json"
 echo "{\"ociVersion\":\"1.2.0\",\"id\":\"c1\",\"status\":\"stopped\",\"bundle\":\"$work/bundle\",$annotations}" >"$work/poststop.json"
@@ -118,7 +125,7 @@ start_pods() { # PODS
                         pid=$!
                         pids+=("$pid")
                         until [ "$(ls "/proc/$pid/task" | wc -l)" -eq "$threads" ]; do sleep 0.01; done
-                        echo "{\"ociVersion\":\"1.2.0\",\"id\":\"c$i-$j\",\"status\":\"creating\",\"pid\":$pid,\"bundle\":\"$work/bundle\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$uid\"}}" |
+                        echo "{\"ociVersion\":\"1.2.0\",\"id\":\"c$i-$j\",\"status\":\"creating\",\"pid\":$pid,\"bundle\":\"$work/bundle-scale\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$uid\"}}" |
                                 "$hook" --config "$work/config.yaml" createRuntime
                 done
         done
@@ -135,6 +142,7 @@ syscalls_per_pod() { # PODS COMMAND...
 # pod: up to 60,000 threads at 1,000 pods.
 kill "$init" && wait "$init" 2>/dev/null || true
 echo $((4 * 1024 * 1024)) >/proc/sys/kernel/pid_max
+stop_pods
 mkdir "$cgroups"
 printf '\n%-8s %10s %14s %12s %14s\n' pods "gc ms" "gc calls/pod" "status ms" "status calls/pod"
 for pods in ${PODS:-0 100 1000}; do

@@ -7,6 +7,12 @@
 # Each version's gc and poststop must clean up what the other recorded, and
 # neither may skip a pod as invalid. docs/design.md ("State across
 # versions") says what keeps it so.
+# The format step of this release, with real cgroups (the run's private
+# cgroup in the unified hierarchy, laid out as kubelet's cgroupfs driver
+# does): this build records each container's "cgroup" and the pod's
+# "pod_cgroup"; the previous release reads such a file, and drops both keys
+# when it saves one; this build handles a pod without them as it did before
+# such records, and records them for a container it creates.
 set -u
 
 top=$1
@@ -14,9 +20,9 @@ top=$1
 . "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
 harness_init "$2" "$3" versions
 NEW=$HOOK
-PREVIOUS=v0.1.0
+PREVIOUS=v0.2.0
 # The tag's commit, for a clone that did not fetch tags.
-PREVIOUS_COMMIT=32ac87914407aaee3bcb8cd57ea1c4a7a7703ac3
+PREVIOUS_COMMIT=4b1ec8cf457b2684c3562995de93e4ff45497d73
 
 if ! git -C "$top" rev-parse -q --verify "$PREVIOUS^{commit}" >/dev/null; then
         git -C "$top" rev-parse -q --verify "$PREVIOUS_COMMIT^{commit}" >/dev/null ||
@@ -35,9 +41,9 @@ if ! cmake -S "$WORK/old/src" -B "$WORK/old/build" -DCMAKE_BUILD_TYPE=RelWithDeb
         exit 1
 fi
 OLD=$WORK/old/build/hook/resctrl-mon-hook
-check "the old binary is 0.1.0" [ "$("$OLD" --version)" = "resctrl-mon-hook 0.1.0" ]
+check "the old binary is 0.2.0" [ "$("$OLD" --version)" = "resctrl-mon-hook 0.2.0" ]
+check "the new binary is 0.3.0, the next one" [ "$("$NEW" --version)" = "resctrl-mon-hook 0.3.0" ]
 
-UID2=2c1d8e0f-7a6b-4c5d-9e8f-0a1b2c3d4e5f
 G1=$MNT/mon_groups/$UID1
 G2=$MNT/mon_groups/$UID2
 OUT=$WORK/gc.out
@@ -101,9 +107,9 @@ mixed_pod() {
         check "mixed: no state left" no_state "$UID1"
 }
 
-# Files of a pod whose group lingers (the new version keeps a group while
-# kubelet's cgroup of the pod lives): the old version, which knows only
-# removeDelaySeconds, reads it as emptied and removes it.
+# Files of a pod whose group lingers (removeDelaySeconds): the old version,
+# run without the delay, reads the group as emptied (0.1.0's own
+# "emptied_at") and removes it; the pod has no cgroup in kubelet's layouts.
 lingering() {
         local p1
         mount_emulator
@@ -119,6 +125,144 @@ lingering() {
         check "lingering: no state left" no_state "$UID1"
 }
 
+# --- the format step of 0.3: "cgroup" and "pod_cgroup" ----------------------
+
+# Where the containers' cgroups go: the run's private cgroup in the unified
+# hierarchy, as a kubelet --cgroup-root of its own; empty when cgroup v2 is
+# not mounted here.
+UNIFIED=$(hierarchy v2)
+CGROOT=$(private_cgroup v2) || CGROOT=
+pod_dir() { echo "$CGROOT/kubepods/pod$1"; } # UID: kubelet's cgroup of the pod
+# Puts PID (a stand-in init before createRuntime, or a process exec'd into
+# the container later) into container ID's cgroup of pod UID, made on first
+# use as a runtime makes it.
+in_cgroup() { # UID ID PID
+        mkdir -p "$(pod_dir "$1")/$2" && echo "$3" >"$(pod_dir "$1")/$2/cgroup.procs"
+}
+# The cgroup of pod UID (or of its container ID) as a member file records it.
+cgroup_json() { # UID [ID]
+        printf '{"hierarchy":"unified","path":"%s"}' "${CGROOT#"$UNIFIED"}/kubepods/pod$1${2:+/$2}"
+}
+jqe() { jq -e "$1" "$STATE/$2.members" >/dev/null 2>&1; } # FILTER UID
+recorded() { jqe ".members[] | select(.id == \"$2\") | .cgroup == $(cgroup_json "$1" "$2")" "$1"; } # UID ID
+pod_recorded() { jqe ".pod_cgroup == $(cgroup_json "$1")" "$1"; } # UID
+unrecorded() { jqe ".members[] | select(.id == \"$2\") | has(\"cgroup\") | not" "$1"; } # UID ID
+no_keys() { jqe '(has("pod_cgroup") | not) and all(.members[]; has("cgroup") | not)' "$1"; } # UID
+
+# A rollback over files with the keys: 0.2.0 reads them without skipping the
+# pod, its gc joins and its poststop removes; its save (createRuntime of
+# another container of the pod) drops both keys. The new binary then handles
+# the pod as before such records: a member's threads by its init's cgroup,
+# gc drops a dead member, and poststop removes the group, the pod's cgroup
+# being no longer recorded (kubelet's layouts name nothing here) although it
+# is still there.
+format_rollback() {
+        local p1 p2 p3 x1 x2
+        mount_emulator
+        write_config
+        sleeper p1 p2 p3 x1 x2
+        in_cgroup "$UID1" c1 "$p1"
+        in_cgroup "$UID2" c1 "$p2"
+        check "format rollback: new createRuntime" with "$NEW" create c1 "$p1" "$UID1"
+        check "format rollback: new createRuntime of another pod" with "$NEW" create c1 "$p2" "$UID2"
+        check "format rollback: the container's cgroup recorded" recorded "$UID1" c1
+        check "format rollback: the pod's cgroup recorded" pod_recorded "$UID1"
+        check "format rollback: both, for the other pod" recorded "$UID2" c1
+        check "format rollback: both, for the other pod (its pod)" pod_recorded "$UID2"
+        in_cgroup "$UID1" c1 "$x1" # exec'd into the container
+        with "$OLD" gc >"$OUT" 2>>"$LOG"
+        check "format rollback: old gc joins what was exec'd into the container" \
+                said "join-tasks pod=$UID1 container=c1 count=1"
+        check "format rollback: into the pod's group" has_task "$G1" "$x1"
+        check "format rollback: old gc skips no pod" not grep -q "skipped\|invalid" "$LOG"
+        stop "$p2"
+        remove_cgroup_tree "$(pod_dir "$UID2")" # the runtime's, then kubelet's
+        check "format rollback: old poststop" with "$OLD" poststop c1 "$UID2"
+        check "format rollback: its group removed" [ ! -e "$G2" ]
+        check "format rollback: its state removed" no_state "$UID2"
+
+        in_cgroup "$UID1" c2 "$p3"
+        check "format rollback: old createRuntime, same pod" with "$OLD" create c2 "$p3" "$UID1"
+        check "format rollback: both members" [ "$(member_ids "$UID1")" = "c1 c2 " ]
+        check "format rollback: the old save dropped the keys" no_keys "$UID1"
+        in_cgroup "$UID1" c2 "$x2"
+        with "$NEW" gc >"$OUT" 2>>"$LOG"
+        check "format rollback: new gc joins by the init's cgroup" \
+                said "join-tasks pod=$UID1 container=c2 count=1"
+        check "format rollback: into the pod's group" has_task "$G1" "$x2"
+        stop "$p3"
+        stop "$x2"
+        remove_cgroup_tree "$(pod_dir "$UID1")/c2"
+        with "$NEW" gc >"$OUT" 2>>"$LOG"
+        check "format rollback: new gc drops the dead member" said "drop-member pod=$UID1 container=c2"
+        check "format rollback: and keeps the group for the other" [ -d "$G1" ]
+        check "format rollback: removes no group" not said remove-group
+        stop "$p1"
+        stop "$x1"
+        remove_cgroup_tree "$(pod_dir "$UID1")/c1"
+        check "format rollback: new poststop" with "$NEW" poststop c1 "$UID1"
+        check "format rollback: the group removed" [ ! -e "$G1" ]
+        check "format rollback: no state left" no_state "$UID1"
+        remove_cgroup_tree "$(pod_dir "$UID1")"
+        check "format rollback: nothing skipped" not grep -q "skipped\|invalid\|unsupported" "$LOG"
+}
+
+# An upgrade over files without the keys: the new binary handles a pod
+# 0.2.0 recorded as before such records (its lifetime by kubelet's layouts,
+# which name nothing here; what they name is test_gc's); a container it
+# creates in such a pod records both keys, and from then on the pod lives as
+# long as its recorded cgroup.
+format_upgrade() {
+        local p1 p2 p3 x1
+        mount_emulator
+        write_config
+        sleeper p1 p2 p3 x1
+        in_cgroup "$UID1" c1 "$p1"
+        in_cgroup "$UID2" c1 "$p2"
+        check "format upgrade: old createRuntime" with "$OLD" create c1 "$p1" "$UID1"
+        check "format upgrade: old createRuntime of another pod" with "$OLD" create c1 "$p2" "$UID2"
+        check "format upgrade: the old binary records neither key" no_keys "$UID1"
+        check "format upgrade: nor for the other pod" no_keys "$UID2"
+        in_cgroup "$UID1" c1 "$x1"
+        with "$NEW" gc >"$OUT" 2>>"$LOG"
+        check "format upgrade: new gc joins by the init's cgroup" \
+                said "join-tasks pod=$UID1 container=c1 count=1"
+        check "format upgrade: into the pod's group" has_task "$G1" "$x1"
+        check "format upgrade: new gc skips no pod" not grep -q "skipped\|invalid" "$LOG"
+        check "format upgrade: gc records neither key" no_keys "$UID1"
+        check "format upgrade: nor for the other pod" no_keys "$UID2"
+        stop "$p1"
+        stop "$x1"
+        remove_cgroup_tree "$(pod_dir "$UID1")/c1"
+        check "format upgrade: new poststop" with "$NEW" poststop c1 "$UID1"
+        check "format upgrade: its group removed" [ ! -e "$G1" ]
+        check "format upgrade: its state removed" no_state "$UID1"
+        remove_cgroup_tree "$(pod_dir "$UID1")"
+
+        in_cgroup "$UID2" c2 "$p3"
+        check "format upgrade: new createRuntime, same pod" with "$NEW" create c2 "$p3" "$UID2"
+        check "format upgrade: both members" [ "$(member_ids "$UID2")" = "c1 c2 " ]
+        check "format upgrade: its cgroup recorded" recorded "$UID2" c2
+        check "format upgrade: the pod's cgroup recorded" pod_recorded "$UID2"
+        check "format upgrade: the old member as it was" unrecorded "$UID2" c1
+        stop "$p2"
+        remove_cgroup_tree "$(pod_dir "$UID2")/c1"
+        with "$NEW" gc >"$OUT" 2>>"$LOG"
+        check "format upgrade: new gc drops the old dead member" said "drop-member pod=$UID2 container=c1"
+        check "format upgrade: and keeps the group for the other" [ -d "$G2" ]
+        check "format upgrade: removes no group" not said remove-group
+        stop "$p3"
+        remove_cgroup_tree "$(pod_dir "$UID2")/c2"
+        check "format upgrade: new poststop" with "$NEW" poststop c2 "$UID2"
+        check "format upgrade: the group lingers while the recorded pod cgroup is there" [ -d "$G2" ]
+        remove_cgroup_tree "$(pod_dir "$UID2")" # kubelet
+        with "$NEW" gc >"$OUT" 2>>"$LOG"
+        check "format upgrade: gc removes it once kubelet removed it" said "remove-group pod=$UID2 ctrl=/"
+        check "format upgrade: no group left" [ ! -e "$G2" ]
+        check "format upgrade: no state left" no_state "$UID2"
+        check "format upgrade: nothing skipped" not grep -q "skipped\|invalid\|unsupported" "$LOG"
+}
+
 : >"$LOG"
 echo "-- new writes, old reads (a rollback)"
 across "$NEW" "$OLD" rollback
@@ -128,4 +272,12 @@ echo "-- one pod, both versions"
 mixed_pod
 echo "-- a lingering group after a rollback"
 lingering
+if [ -n "$CGROOT" ]; then
+        echo "-- new writes cgroup and pod_cgroup, old reads and drops them (a rollback)"
+        format_rollback
+        echo "-- old writes neither, new reads and adds them (an upgrade)"
+        format_upgrade
+else
+        echo "no cgroup v2 hierarchy mounted: the format step of 0.3 is not tested"
+fi
 harness_done
