@@ -514,9 +514,10 @@ int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t p
         r = cgroup_of_pid(proc_fd, pid, &cg);
         if (r == -ESRCH)
                 return r;
-        /* At the root, or in a cgroup that holds the reader: a system's, not
-         * a container's. Its init is the container. */
-        if (r == -ENOENT || (r >= 0 && m->self.path[0] && cgroup_contains(&cg, &m->self))) {
+        /* At the root, or in a cgroup that holds the reader, or may (the
+         * reader's own is unknown): a system's, not a container's. Its init
+         * is the container. */
+        if (r == -ENOENT || (r >= 0 && (!m->self.path[0] || cgroup_contains(&cg, &m->self)))) {
                 *ret_own = false;
                 return process_threads(proc_fd, pid, ret, ret_n);
         }
