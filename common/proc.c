@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,11 +148,7 @@ int proc_pinned_start_time(int pin_fd, uint64_t *ret, bool *ret_running)
 
 int proc_pin_holds(int pin_fd)
 {
-        uint64_t start;
-        bool running;
-        int r = proc_pinned_start_time(pin_fd, &start, &running);
-
-        if (r == -ESRCH)
-                return 0;
-        return r < 0 ? r : running;
+        if (faccessat(pin_fd, "stat", F_OK, 0) == 0)
+                return 1;
+        return errno == ENOENT || errno == ESRCH ? 0 : -errno;
 }

@@ -37,7 +37,8 @@ int proc_pin(int proc_fd, pid_t id, int *ret_fd);
 /* proc_start_time_running of the pinned task. */
 int proc_pinned_start_time(int pin_fd, uint64_t *ret, bool *ret_running);
 
-/* 1 while the pinned task runs: its id names it still (an id is never
- * reused before its task is reaped), so whatever was written for that id
- * since the pin reached it. 0 once it has exited (zombie included); -errno. */
+/* 1 while the pinned task has not been reaped (a zombie included): its id
+ * names it still (an id is never reused before its task is reaped), so
+ * whatever was written for that id since the pin reached it. 0 once it is
+ * gone; -errno. */
 int proc_pin_holds(int pin_fd);

@@ -347,31 +347,14 @@ int rdt_mon_group_tasks(int root_fd, const char *ctrl, const char *name, pid_t *
         return pid_list_parse(buf, ret, ret_n);
 }
 
-int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, const pid_t *tids,
-                            size_t n, unsigned *ret_moved, unsigned *ret_refused)
+int rdt_mon_group_open_tasks(int root_fd, const char *ctrl, const char *name, int *ret_fd)
 {
-        _cleanup_close_ int tasks_fd = -EBADF;
-        unsigned moved = 0, refused = 0;
-        int r;
+        return open_tasks(root_fd, ctrl, name, O_WRONLY, ret_fd);
+}
 
-        r = open_tasks(root_fd, ctrl, name, O_WRONLY, &tasks_fd);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                r = write_task_id(tasks_fd, tids[i]);
-                if (r == -ESRCH) /* exited meanwhile */
-                        continue;
-                if (r == -EINVAL) { /* in another control group: not ours to move */
-                        refused++;
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                moved++;
-        }
-        *ret_moved = moved;
-        *ret_refused = refused;
-        return r < 0 && r != -ESRCH && r != -EINVAL ? r : 0;
+int rdt_tasks_write(int tasks_fd, pid_t id)
+{
+        return id > 0 ? write_task_id(tasks_fd, id) : -EINVAL;
 }
 
 int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid)

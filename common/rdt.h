@@ -78,12 +78,15 @@ int rdt_ctrl_mon_tasks(int root_fd, const char *ctrl, const char *except, pid_t 
  * rdt_lock. */
 int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid);
 
-/* Writes each of tids into the group's tasks, one per write(2). A thread
- * that exited meanwhile (ESRCH) is skipped; one in another control group
- * (EINVAL) is counted in *ret_refused and left where it is. 0 with
- * *ret_moved, or -errno of the first other failure. Caller holds rdt_lock. */
-int rdt_mon_group_add_tasks(int root_fd, const char *ctrl, const char *name, const pid_t *tids,
-                            size_t n, unsigned *ret_moved, unsigned *ret_refused);
+/* The group's tasks file, opened for rdt_tasks_write (O_WRONLY): one open
+ * for every thread a pass writes. -ENOENT when the group does not exist. */
+int rdt_mon_group_open_tasks(int root_fd, const char *ctrl, const char *name, int *ret_fd);
+
+/* Writes task id into an open tasks file, one id per write(2) (kernels before
+ * 6.7 take one). 0; -ESRCH when the task is gone; -EINVAL when the kernel
+ * keeps it in another control group ("Can't move task to different control
+ * group") or id is not > 0; -errno. Caller holds rdt_lock. */
+int rdt_tasks_write(int tasks_fd, pid_t id);
 
 /* 1 when the group's tasks file lists no running task, 0 when it lists some,
  * -errno (-ENOENT when the group does not exist). Zombies do not count: the

@@ -203,79 +203,91 @@ static int member_threads(int proc_fd, const struct cgroup_mounts *mounts, const
         return r;
 }
 
-/* Where the threads of one control group's other monitoring groups are
- * looked up, read once and only when a thread needs it. */
-struct other_groups {
+/* Threads going into the group of (pod, ctrl): its tasks file, opened at
+ * the first write, and what the other monitoring groups of ctrl hold, read
+ * when a thread first needs it. */
+struct join {
         int proc_fd, root_fd;
         const char *ctrl, *uid;
-        pid_t *tids; /* what they list; NULL until read */
-        size_t n;
-        bool read;
+        int tasks_fd;
+        pid_t *others; /* NULL until read */
+        size_t n_others;
+        bool others_read;
         int kernel_says; /* /proc shows cpu_resctrl_groups: 1, 0, or -1 until looked */
 };
 
-#define OTHER_GROUPS_INIT(proc, root, c, u)                                                        \
+#define JOIN_INIT(proc, root, c, u)                                                                \
         {                                                                                          \
-                .proc_fd = (proc), .root_fd = (root), .ctrl = (c), .uid = (u), .kernel_says = -1   \
+                .proc_fd = (proc), .root_fd = (root), .ctrl = (c), .uid = (u), .tasks_fd = -EBADF, \
+                .kernel_says = -1                                                                  \
         }
 
-/* Is thread tid in the default monitoring group of o->ctrl, from which only
+static void join_done(struct join *j)
+{
+        closep(&j->tasks_fd);
+        free(j->others);
+}
+
+/* Is thread tid in the default monitoring group of j->ctrl, from which only
  * the hook's joins take it? A thread in another monitoring group (another
  * monitor's: pqos, an NRI plugin, the application) or control group is
  * never taken. The kernel says where it is in /proc/<tid>/cpu_resctrl_groups;
  * without that file, it is where no other monitoring group of ctrl lists
  * it. 1, 0, -ESRCH when it is gone, -errno. */
-static int in_default_group(struct other_groups *o, pid_t tid)
+static int in_default_group(struct join *j, pid_t tid)
 {
         _cleanup_free_ char *ctrl = NULL, *mon = NULL;
-        int r = rdt_task_mon_group(o->proc_fd, tid, &ctrl, &mon);
+        int r = rdt_task_mon_group(j->proc_fd, tid, &ctrl, &mon);
 
         if (r >= 0)
-                return !mon && strcmp(ctrl, o->ctrl) == 0;
+                return !mon && strcmp(ctrl, j->ctrl) == 0;
         if (r != -ENOENT)
                 return r;
-        if (o->kernel_says < 0)
-                o->kernel_says = faccessat(o->proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
-        if (o->kernel_says) /* the kernel has the file: the thread is gone */
+        if (j->kernel_says < 0)
+                j->kernel_says = faccessat(j->proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
+        if (j->kernel_says) /* the kernel has the file: the thread is gone */
                 return -ESRCH;
-        if (!o->read) {
-                r = rdt_ctrl_mon_tasks(o->root_fd, o->ctrl, o->uid, &o->tids, &o->n);
+        if (!j->others_read) {
+                r = rdt_ctrl_mon_tasks(j->root_fd, j->ctrl, j->uid, &j->others, &j->n_others);
                 if (r < 0)
                         return r;
-                o->read = true;
+                j->others_read = true;
         }
-        return !pid_list_has(o->tids, o->n, tid);
+        return !pid_list_has(j->others, j->n_others, tid);
 }
 
-/* Writes tid, pinned as pin_fd (and checked since the pin), into the group
- * of (pod, ctrl). A thread that exited before the write ended may have left
- * its id to another: if the group lists that id, it goes back to the
- * control group's default monitoring group (the same control group: never
- * another class). 1 when written; 0 when not (it exited, or the kernel keeps
- * it in another control group: *ret_elsewhere counts it); -errno. */
-static int write_pinned(struct pod_session *s, const char *ctrl, pid_t tid, int pin_fd,
-                        unsigned *ret_elsewhere)
+/* Writes tid, pinned as pin_fd (and checked since the pin), into the group.
+ * A thread that exited before the write ended may have left its id to
+ * another: if the group lists that id, it goes back to the control group's
+ * default monitoring group (the same control group: never another class).
+ * 1 when written; 0 when not (it exited, or the kernel keeps it in another
+ * control group: *ret_elsewhere counts it); -errno. */
+static int write_pinned(struct join *j, pid_t tid, int pin_fd, unsigned *ret_elsewhere)
 {
-        const struct pod_env *e = s->env;
-        unsigned moved = 0, refused = 0;
         int r;
 
-        r = rdt_mon_group_add_tasks(e->root_fd, ctrl, s->uid, &tid, 1, &moved, &refused);
-        *ret_elsewhere += refused;
-        if (r < 0 || moved == 0)
+        if (j->tasks_fd < 0 &&
+            (r = rdt_mon_group_open_tasks(j->root_fd, j->ctrl, j->uid, &j->tasks_fd)) < 0)
+                return r;
+        r = rdt_tasks_write(j->tasks_fd, tid);
+        if (r == -EINVAL)
+                (*ret_elsewhere)++;
+        if (r == -ESRCH || r == -EINVAL)
+                return 0;
+        if (r < 0)
                 return r;
         r = proc_pin_holds(pin_fd);
         if (r == 1)
                 return 1;
-        if (rdt_mon_group_has_task(e->root_fd, ctrl, s->uid, tid) == 1)
-                (void) rdt_ctrl_add_task(e->root_fd, ctrl, tid);
+        if (rdt_mon_group_has_task(j->root_fd, j->ctrl, j->uid, tid) == 1)
+                (void) rdt_ctrl_add_task(j->root_fd, j->ctrl, tid);
         return r < 0 ? r : 0;
 }
 
 int pod_member_rejoin(struct pod_session *s, const struct member *m)
 {
         const struct pod_env *e = s->env;
-        struct other_groups others = OTHER_GROUPS_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
+        _cleanup_(join_done) struct join j = JOIN_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
         _cleanup_close_ int pin = -EBADF;
         unsigned elsewhere = 0;
         int r;
@@ -284,10 +296,9 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
                 return -ESRCH;
         if (r > 0)
-                r = in_default_group(&others, m->pid);
+                r = in_default_group(&j, m->pid);
         if (r > 0 && !s->dry_run)
-                r = write_pinned(s, m->ctrl, m->pid, pin, &elsewhere);
-        free(others.tids);
+                r = write_pinned(&j, m->pid, pin, &elsewhere);
         if (r < 0 && r != -ESRCH)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);
@@ -299,27 +310,27 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
  * control group's default monitoring group (in_default_group; else
  * *ret_elsewhere counts it). 1 when joined (counted only, for --dry-run), 0
  * when not, -errno. */
-static int join_thread(struct pod_session *s, const struct member *m, pid_t tid,
-                       struct other_groups *others, unsigned *ret_elsewhere)
+static int join_thread(struct pod_session *s, const struct member *m, struct join *j, pid_t tid,
+                       unsigned *ret_elsewhere)
 {
         _cleanup_close_ int pin = -EBADF;
         int r;
 
-        r = proc_pin(s->env->proc_fd, tid, &pin);
+        r = proc_pin(j->proc_fd, tid, &pin);
         if (r >= 0 && m->has_cgroup) {
-                r = cgroup_task_is_under(s->env->proc_fd, tid, &m->cgroup);
+                r = cgroup_task_is_under(j->proc_fd, tid, &m->cgroup);
                 if (r == 0) /* its id taken by a thread elsewhere since the list was read */
                         return 0;
         }
         if (r >= 0)
-                r = in_default_group(others, tid);
+                r = in_default_group(j, tid);
         if (r == 0)
                 (*ret_elsewhere)++;
         if (r == -ESRCH)
                 return 0;
         if (r <= 0)
                 return r;
-        return s->dry_run ? 1 : write_pinned(s, m->ctrl, tid, pin, ret_elsewhere);
+        return s->dry_run ? 1 : write_pinned(j, tid, pin, ret_elsewhere);
 }
 
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
@@ -327,7 +338,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                            unsigned *ret_joined, unsigned *ret_elsewhere)
 {
         const struct pod_env *e = s->env;
-        struct other_groups others = OTHER_GROUPS_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
+        _cleanup_(join_done) struct join j = JOIN_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
         _cleanup_free_ pid_t *threads = NULL;
         size_t n_threads = 0;
         bool cut;
@@ -349,11 +360,10 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
-                r = join_thread(s, m, threads[i], &others, ret_elsewhere);
+                r = join_thread(s, m, &j, threads[i], ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;
         }
-        free(others.tids);
         if (r < 0)
                 return log_warning_errno(r,
                                          "cannot put the threads of container %s into the "
@@ -372,7 +382,7 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
         *ret = (struct pod_coverage){0};
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
-                struct other_groups others = OTHER_GROUPS_INIT(proc_fd, root_fd, m->ctrl, uid);
+                _cleanup_(join_done) struct join j = JOIN_INIT(proc_fd, root_fd, m->ctrl, uid);
                 _cleanup_free_ pid_t *threads = NULL;
                 size_t n = 0;
                 bool cut;
@@ -387,13 +397,12 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                         in_ctrl = m->ctrl;
                 }
                 ret->threads += (unsigned) n;
-                for (size_t j = 0; j < n; j++) {
-                        if (pid_list_has(in, n_in, threads[j]))
+                for (size_t k = 0; k < n; k++) {
+                        if (pid_list_has(in, n_in, threads[k]))
                                 ret->in++;
-                        else if (in_default_group(&others, threads[j]) == 0)
+                        else if (in_default_group(&j, threads[k]) == 0)
                                 ret->elsewhere++;
                 }
-                free(others.tids);
         }
 }
 

@@ -154,8 +154,9 @@ START_TEST(test_pid_ns)
 }
 END_TEST
 
-/* A pin holds the very task it was opened for, process or thread, says when
- * it exits (zombie included), and never reads another task that took its id. */
+/* A pin holds the very task it was opened for, process or thread, holds
+ * while its id is not free (a zombie's is not), and never reads another task
+ * that took its id. */
 START_TEST(test_pin)
 {
         _cleanup_close_ int fd = -EBADF, pin = -EBADF, other = -EBADF;
@@ -179,7 +180,9 @@ START_TEST(test_pin)
         ck_assert_int_eq(proc_pin_holds(pin), 1);
         kill(child, SIGKILL);
         ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
-        ck_assert_int_eq(proc_pin_holds(pin), 0); /* a zombie */
+        ck_assert_int_eq(proc_pin_holds(pin), 1); /* a zombie: its pid is not free */
+        ck_assert_int_eq(proc_pinned_start_time(pin, &t, &running), 0);
+        ck_assert(!running);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
         ck_assert_int_eq(proc_pin_holds(pin), 0);
         ck_assert_int_eq(proc_pinned_start_time(pin, &t, &running), -ESRCH);
