@@ -2,7 +2,8 @@
 # Crash consistency: strace kills the hook (signal=KILL), or fails the call
 # (error=EIO, error=ENOSPC), at every system call of one kind of run in turn.
 # SCENARIO "own" (the default): createRuntime of a pod's first container,
-# poststop of its last, and a gc pass that cleans up after it. After each, gc
+# poststop of its last, and a gc pass that cleans up after it; the container
+# in its own cgroup below its pod's, both of which createRuntime records. After each, gc
 # runs and the invariants must hold:
 #   - no member file is torn (each parses, and gc does not skip it);
 #   - no temp file is left;
@@ -161,14 +162,23 @@ check_pod_gone() { # WHEN
                 fail "counters not freed $1: $(cat "$MNT/info/L3_MON/available_mbm_cntrs")"
 }
 
+# A container init in its own cgroup below its pod's, as kubelet and a
+# runtime lay them out, with linux.cgroupsPath saying so: createRuntime
+# records both cgroups, and poststop and gc read the pod's (kept empty
+# between containers: emptyPodLingerSeconds 0 lets the group go).
+container() { # VAR
+        sleeper "$1"
+        echo "${!1}" >"$POD/c1/cgroup.procs"
+}
+
 # Kills or fails createRuntime of the first container of a pod at every call.
 crash_create() { # FAULT POINTS...
         local fault=$1 p json
         shift
         for point in "$@"; do
                 reset
-                sleeper p
-                json=$(state c1 "$p" "$UID1")
+                container p
+                json=$(state c1 "$p" "$UID1" "$BUNDLE")
                 injected createRuntime "$json" "${point%%:*}:$fault:when=${point#*:}"
                 gc >"$WORK/gc.out"
                 check_invariants
@@ -188,8 +198,8 @@ crash_cleanup() { # STAGE FAULT POINTS...
         shift 2
         for point in "$@"; do
                 reset
-                sleeper p
-                create c1 "$p" "$UID1" || fail "setup create"
+                container p
+                create c1 "$p" "$UID1" "$BUNDLE" || fail "setup create"
                 stop "$p"
                 injected "$stage" "$(poststop_json c1 "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
                 gc >"$WORK/gc.out"
@@ -303,19 +313,32 @@ if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
         exit
 fi
 
+POD=$(private_cgroup any)/kubepods/pod$UID1 || { echo "no cgroup hierarchy mounted"; exit 77; }
+mkdir -p "$POD/c1"
+BUNDLE=$WORK/bundle-c1
+mkdir -p "$BUNDLE"
+printf '{"ociVersion":"1.2.0","linux":{"cgroupsPath":"%s"}}\n' \
+        "${POD#"$(hierarchy any)"}/c1" >"$BUNDLE/config.json"
+if [ "$SCENARIO" = abmc ]; then
+        write_config "mbmEvents: [mbm_total_bytes]" "emptyPodLingerSeconds: 0"
+else
+        write_config "emptyPodLingerSeconds: 0"
+fi
 reset
-sleeper p
-mapfile -t create_points < <(injection_points createRuntime "$(state c1 "$p" "$UID1")")
+container p
+mapfile -t create_points < <(injection_points createRuntime "$(state c1 "$p" "$UID1" "$BUNDLE")")
+jq -e '.members[0].cgroup and .pod_cgroup' "$STATE/$UID1.members" >/dev/null ||
+        { echo "FAIL: createRuntime recorded no cgroups"; exit 1; }
 stop "$p"
 gc >/dev/null
 reset
-sleeper p
-create c1 "$p" "$UID1"
+container p
+create c1 "$p" "$UID1" "$BUNDLE"
 stop "$p"
 mapfile -t poststop_points < <(injection_points poststop "$(poststop_json c1 "$UID1")")
 reset
-sleeper p
-create c1 "$p" "$UID1"
+container p
+create c1 "$p" "$UID1" "$BUNDLE"
 stop "$p"
 mapfile -t gc_points < <(injection_points gc "")
 echo "injection points ($SCENARIO): createRuntime ${#create_points[@]}," \
