@@ -530,6 +530,9 @@ static Suite *cgroup_suite(void)
         Suite *s = suite_create("cgroup");
         TCase *tc = tcase_create("cgroup");
 
+        /* test_subtree_bounds writes and reads 100,000 ids: seconds under ASan. */
+        tcase_set_timeout(tc, 120);
+
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_of_pid);
         tcase_add_test(tc, test_of_pid_refuses);

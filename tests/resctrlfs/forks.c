@@ -3,9 +3,11 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +21,8 @@ struct fork_watch {
         struct model *m;
         pthread_mutex_t *lock;
         int fd;
+        int stop_fd; /* an eventfd: readable once fork_watch_stop wants the thread gone */
+        pthread_t thread;
 };
 
 /* PROC_CN_MCAST_LISTEN, as one netlink message: a header, a cn_msg, the op. */
@@ -57,7 +61,17 @@ static void *watch(void *userdata)
         char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
 
         for (;;) {
-                ssize_t n = recv(w->fd, buf, sizeof(buf), 0);
+                struct pollfd fds[] = {{.fd = w->fd, .events = POLLIN},
+                                       {.fd = w->stop_fd, .events = POLLIN}};
+                ssize_t n;
+
+                if (poll(fds, 2, -1) < 0 && errno != EINTR)
+                        break;
+                if (fds[1].revents) /* stopped: the model goes next */
+                        return NULL;
+                if (!fds[0].revents)
+                        continue;
+                n = recv(w->fd, buf, sizeof(buf), 0);
 
                 if (n < 0 && errno == ENOBUFS) {
                         /* The socket overflowed: some new tasks stay where
@@ -113,23 +127,41 @@ int fork_watch_open(int *ret_fd)
         return 0;
 }
 
-int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock)
+int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock, struct fork_watch **ret)
 {
         struct fork_watch *w = malloc(sizeof(*w));
-        pthread_t thread;
         int r;
 
-        if (!w)
+        if (!w) {
+                close(fd);
                 return -ENOMEM;
+        }
         *w = (struct fork_watch){.m = m, .lock = lock, .fd = fd};
-        r = -pthread_create(&thread, NULL, watch, w);
+        w->stop_fd = eventfd(0, EFD_CLOEXEC);
+        r = w->stop_fd < 0 ? -errno : -pthread_create(&w->thread, NULL, watch, w);
         if (r < 0) {
+                if (w->stop_fd >= 0)
+                        close(w->stop_fd);
+                close(fd);
                 free(w);
                 return r;
         }
-        (void) pthread_detach(thread);
         (void) pthread_mutex_lock(lock);
         model_exits_reported(m, true);
         (void) pthread_mutex_unlock(lock);
+        *ret = w;
         return 0;
+}
+
+void fork_watch_stop(struct fork_watch *w)
+{
+        uint64_t one = 1;
+
+        if (!w)
+                return;
+        if (write(w->stop_fd, &one, sizeof(one)) == (ssize_t) sizeof(one))
+                (void) pthread_join(w->thread, NULL);
+        close(w->stop_fd);
+        close(w->fd);
+        free(w);
 }

@@ -15,8 +15,14 @@
  * own (daemonizing), so that a failure can still fail the mount. */
 int fork_watch_open(int *ret_fd);
 
+struct fork_watch;
+
 /* Starts a thread that places each new task in the model (model_task_created,
  * with track_forks) and drops each exited one (model_task_exited), under
- * lock, reading the socket (taken over). After daemonizing: threads do not
- * survive a fork. 0 or -errno. */
-int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock);
+ * lock, reading the socket (taken over): *ret, for fork_watch_stop. After
+ * daemonizing: threads do not survive a fork. 0 or -errno. */
+int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock, struct fork_watch **ret);
+
+/* Ends the thread and waits for it, before the model goes: a thread still
+ * reading events would use it after it is freed. NULL: nothing to stop. */
+void fork_watch_stop(struct fork_watch *w);

@@ -915,6 +915,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         struct fuse_session *se = fuse_get_session(fuse);
         struct fuse_loop_config *loop;
         _cleanup_close_ int forks_fd = -EBADF;
+        struct fork_watch *forks = NULL;
         int r;
 
         /* Without fork tracking the events still spare looking up every
@@ -932,7 +933,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         /* Detach only now, so whoever started us finds the mount in place. */
         r = fuse_daemonize(foreground) == 0 ? 0 : -EIO;
         if (r == 0 && forks_fd >= 0)
-                r = fork_watch_start(TAKE_FD(forks_fd), fs->m, &fs->lock);
+                r = fork_watch_start(TAKE_FD(forks_fd), fs->m, &fs->lock, &forks);
         if (r == 0 && fuse_set_signal_handlers(se) != 0)
                 r = -EIO;
         if (r == 0) {
@@ -943,6 +944,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
                 fuse_remove_signal_handlers(se);
         }
         fuse_unmount(fuse);
+        fork_watch_stop(forks);
         return r;
 }
 
