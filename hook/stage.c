@@ -26,7 +26,7 @@ struct container_cgroups {
         bool has_cgroup;
         struct cgroup_ref cgroup; /* the one its runtime made for it */
         bool has_pod;
-        struct cgroup_ref pod; /* its parent, which names the pod */
+        struct cgroup_ref pod; /* the nearest above it that names the pod */
 };
 
 /* Opens resctrl and stateDir, then locks and loads the pod. */
@@ -110,8 +110,8 @@ static int read_bundle(const struct hook_ctx *ctx, struct oci_bundle *ret)
 
 /* The cgroup the runtime has just made for the paused init, checked against
  * linux.cgroupsPath, and the pod's above it. What cannot be found is not
- * recorded: gc then joins the container's processes as it did before such
- * records, and the pod lives by its members alone. */
+ * recorded: gc then joins the container's processes, and looks for the
+ * pod's cgroup, as it did before such records. */
 static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
                          struct container_cgroups *ret)
 {
