@@ -153,12 +153,12 @@ bool pod_group_has_pending(const struct pod_state *st, const char *ctrl, const c
 int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status);
 
 enum group_fate {
-        GROUP_REMOVED,   /* rmdir'ed (or already gone) and dropped from the state */
-        GROUP_BUSY,      /* still has running tasks: kept, and kept in the state */
-        GROUP_LINGERS,   /* emptied less than removeDelaySeconds ago */
+        GROUP_REMOVED,    /* rmdir'ed (or already gone) and dropped from the state */
+        GROUP_BUSY,       /* still has running tasks: kept, and kept in the state */
+        GROUP_LINGERS,    /* emptied less than removeDelaySeconds ago */
         GROUP_POD_LIVES,  /* emptied, but kubelet's cgroup of the pod says it lives */
         GROUP_POD_UNSEEN, /* emptied; the pod's recorded cgroup cannot be seen: kept */
-        GROUP_FORGOTTEN, /* not the hook's own: dropped from the state, left in resctrl */
+        GROUP_FORGOTTEN,  /* not the hook's own: dropped from the state, left in resctrl */
 };
 
 /* No monitored member of (pod, ctrl) is left: decide the group's fate, and
