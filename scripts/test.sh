@@ -48,10 +48,12 @@ leftovers=$top/scripts/leftovers.sh
 "$leftovers" snapshot "$build-asan/leftovers.before" "$build-asan"
 # The crash tests are left to the gcc build: under ASan the sanitizer's own
 # system calls triple its injection points (about 1100 hook runs). ASan hooks
-# run several times slower, so the stress test's herd gets a longer timeout.
+# run about ten times slower, and the stress test starts some 190 of them at
+# once: the last waits for all the others' turns under the resctrl lock (7 to
+# 10 s on two cores), so its lockTimeoutMs is 30 s there.
 if ! (cd "$build-asan" &&
         ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 STRESS_LOCK_TIMEOUT_MS=10000 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 STRESS_LOCK_TIMEOUT_MS=30000 \
         ctest --output-on-failure -j "$jobs" -E '^crash' >ctest.log 2>&1); then
         cat "$build-asan/ctest.log"
         "$leftovers" check "$build-asan/leftovers.before" "$build-asan" || true
