@@ -61,8 +61,38 @@ static bool list_has(const char *list, size_t len, const char *name)
         return false;
 }
 
+/* How many "/.." lead a path as /proc/<pid>/cgroup or mountinfo print it
+ * (what lies outside the reader's cgroup namespace), and where the rest
+ * begins: "/../../a/b" is 2 and "/a/b", "/.." is 1 and "". */
+static unsigned leading_ups(const char *path, const char **ret_rest)
+{
+        unsigned n = 0;
+
+        while (strncmp(path, "/..", 3) == 0 && (path[3] == '\0' || path[3] == '/')) {
+                path += 3;
+                n++;
+        }
+        *ret_rest = path;
+        return n;
+}
+
+/* Is path (len bytes) valid as printed: ups, then a valid path or nothing? */
+static bool printed_path_is_valid(const char *path, size_t len)
+{
+        char copy[CGROUP_PATH_MAX];
+        const char *rest;
+
+        if (len >= sizeof(copy))
+                return false;
+        memcpy(copy, path, len);
+        copy[len] = '\0';
+        return (leading_ups(copy, &rest) > 0 && *rest == '\0') ||
+               cgroup_path_is_valid(rest, strlen(rest));
+}
+
 /* The path of one hierarchy in a /proc/<pid>/cgroup text: "0::PATH" for v2,
- * "N:CONTROLLERS:PATH" for v1. 1 when found, 0 when not, -EBADMSG. */
+ * "N:CONTROLLERS:PATH" for v1, as printed. 1 when found, 0 when not,
+ * -EBADMSG. */
 static int find_hierarchy(const char *text, enum cgroup_kind kind, const char *controller,
                           char path[static CGROUP_PATH_MAX])
 {
@@ -81,7 +111,7 @@ static int find_hierarchy(const char *text, enum cgroup_kind kind, const char *c
                 if (match) {
                         size_t len = (size_t) (nl - c2 - 1);
 
-                        if (!cgroup_path_is_valid(c2 + 1, len))
+                        if (!printed_path_is_valid(c2 + 1, len))
                                 return -EBADMSG;
                         memcpy(path, c2 + 1, len);
                         path[len] = '\0';
@@ -105,7 +135,40 @@ static int read_cgroup_file(int proc_fd, pid_t pid, char **ret)
         return r == -ENOENT ? -ESRCH : r;
 }
 
-int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
+/* The printed path in view v's terms, into ret (CGROUP_PATH_MAX): each ".."
+ * climbs one component of v->ns_root towards the mount's root. -EXDEV when
+ * it climbs past the mount's root, or v is not known. */
+static int translate(const struct cgroup_view *v, const char *printed, char *ret)
+{
+        const char *rest;
+        unsigned ups = leading_ups(printed, &rest);
+        size_t keep = strcmp(v->ns_root, "/") == 0 ? 0 : strlen(v->ns_root);
+
+        if (!v->known || ups > v->ups)
+                return -EXDEV;
+        for (unsigned i = 0; i < ups; i++)
+                while (keep > 0 && v->ns_root[--keep] != '/')
+                        ;
+        if (snprintf(ret, CGROUP_PATH_MAX, "%.*s%s", (int) keep, v->ns_root,
+                     (keep > 0 || *rest) ? rest : "/") >= CGROUP_PATH_MAX)
+                return -EBADMSG;
+        return 0;
+}
+
+/* pid's cgroup in one hierarchy, into ref->path (kind and controller set),
+ * in m's view. 1 when listed, 0 when not, -errno. */
+static int hierarchy_of(const char *text, const struct cgroup_mounts *m, struct cgroup_ref *ref)
+{
+        char printed[CGROUP_PATH_MAX];
+        int r = find_hierarchy(text, ref->kind, ref->controller, printed);
+
+        if (r <= 0)
+                return r;
+        r = translate(cgroup_view_of(m, ref), printed, ref->path);
+        return r < 0 ? r : 1;
+}
+
+int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct cgroup_ref *ret)
 {
         _cleanup_free_ char *text = NULL;
         struct cgroup_ref ref = {.kind = CGROUP_V2};
@@ -114,7 +177,7 @@ int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
         r = read_cgroup_file(proc_fd, pid, &text);
         if (r < 0)
                 return r;
-        r = find_hierarchy(text, CGROUP_V2, NULL, ref.path);
+        r = hierarchy_of(text, m, &ref);
         if (r < 0)
                 return r;
         if (r > 0 && strcmp(ref.path, "/") != 0) {
@@ -123,12 +186,11 @@ int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
         }
         ref.kind = CGROUP_V1;
         for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++) {
-                r = find_hierarchy(text, CGROUP_V1, v1_controllers[i], ref.path);
+                (void) snprintf(ref.controller, sizeof(ref.controller), "%s", v1_controllers[i]);
+                r = hierarchy_of(text, m, &ref);
                 if (r < 0)
                         return r;
                 if (r > 0 && strcmp(ref.path, "/") != 0) {
-                        (void) snprintf(ref.controller, sizeof(ref.controller), "%s",
-                                        v1_controllers[i]);
                         *ret = ref;
                         return 0;
                 }
@@ -136,8 +198,8 @@ int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret)
         return -ENOENT;
 }
 
-int cgroup_of_pid_in(int proc_fd, pid_t pid, enum cgroup_kind kind, const char *controller,
-                     struct cgroup_ref *ret)
+int cgroup_of_pid_in(int proc_fd, const struct cgroup_mounts *m, pid_t pid, enum cgroup_kind kind,
+                     const char *controller, struct cgroup_ref *ret)
 {
         _cleanup_free_ char *text = NULL;
         struct cgroup_ref ref = {.kind = kind};
@@ -151,7 +213,7 @@ int cgroup_of_pid_in(int proc_fd, pid_t pid, enum cgroup_kind kind, const char *
         r = read_cgroup_file(proc_fd, pid, &text);
         if (r < 0)
                 return r;
-        r = find_hierarchy(text, kind, ref.controller, ref.path);
+        r = hierarchy_of(text, m, &ref);
         if (r < 0)
                 return r;
         if (r == 0)
@@ -171,13 +233,16 @@ int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b)
         return strncmp(a->path, b->path, n) == 0 && (b->path[n] == '\0' || b->path[n] == '/');
 }
 
-int cgroup_task_is_under(int proc_fd, pid_t tid, const struct cgroup_ref *ancestor)
+int cgroup_task_is_under(int proc_fd, const struct cgroup_mounts *m, pid_t tid,
+                         const struct cgroup_ref *ancestor)
 {
         struct cgroup_ref cg;
         int r;
 
-        r = cgroup_of_pid_in(proc_fd, tid, ancestor->kind, ancestor->controller, &cg);
+        r = cgroup_of_pid_in(proc_fd, m, tid, ancestor->kind, ancestor->controller, &cg);
         if (r == -ENOENT) /* a hierarchy this kernel lacks holds no thread */
+                return 0;
+        if (r == -EXDEV && cgroup_view_of(m, ancestor)->known) /* outside what ancestor is in */
                 return 0;
         if (r < 0)
                 return r;
@@ -222,12 +287,37 @@ static void unescape(char *s)
         *out = '\0';
 }
 
-/* Is this mountinfo line ("ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
- * SOURCE SUPER") a cgroup hierarchy shown from its root? Then its mount
- * point, and which: *ret_v1 is the index in v1_controllers, or -1 for v2. */
-static bool mount_of_hierarchy(char *line, char **ret_point, int *ret_v1)
+/* Opens path ("/" or "/a/b") below top, each component with O_NOFOLLOW. */
+static int open_below(int top, const char *path, int *ret_fd)
 {
-        char *fields[6], *dash, *type, *super, *save = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char copy[CGROUP_PATH_MAX], *save = NULL;
+
+        fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        (void) snprintf(copy, sizeof(copy), "%s", path);
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (next < 0)
+                        return -errno;
+                closep(&fd);
+                fd = next;
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* One line of mountinfo ("ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
+ * SOURCE SUPER"), split in place. */
+struct mount_line {
+        char *root, *point, *type, *super;
+};
+
+static bool split_mount_line(char *line, struct mount_line *ret)
+{
+        char *fields[5], *dash, *save = NULL;
         size_t n = 0;
 
         dash = strstr(line, " - ");
@@ -237,43 +327,175 @@ static bool mount_of_hierarchy(char *line, char **ret_point, int *ret_v1)
         for (char *f = strtok_r(line, " ", &save); f && n < ELEMENTSOF(fields);
              f = strtok_r(NULL, " ", &save))
                 fields[n++] = f;
-        type = strtok_r(dash + 3, " ", &save);
+        ret->type = strtok_r(dash + 3, " ", &save);
         (void) strtok_r(NULL, " ", &save); /* source */
-        super = strtok_r(NULL, " ", &save);
-        if (n < 5 || !type || strcmp(fields[3], "/") != 0)
+        ret->super = strtok_r(NULL, " ", &save);
+        if (n < 5 || !ret->type)
                 return false;
-        *ret_v1 = -2;
-        if (strcmp(type, "cgroup2") == 0)
-                *ret_v1 = -1;
-        for (size_t i = 0; strcmp(type, "cgroup") == 0 && super && i < ELEMENTSOF(v1_controllers);
-             i++)
-                if (list_has(super, strlen(super), v1_controllers[i]))
-                        *ret_v1 = (int) i;
-        if (*ret_v1 == -2)
-                return false;
+        unescape(fields[3]);
         unescape(fields[4]);
-        *ret_point = fields[4];
+        ret->root = fields[3];
+        ret->point = fields[4];
         return true;
 }
 
-/* The inode of the initial cgroup namespace, the same on every boot
- * (PROC_CGROUP_INIT_INO, include/linux/proc_ns.h). */
-#define CGROUP_NS_INIT_INO 0xEFFFFFFBU
-
-/* Is this process in the initial cgroup namespace? Then a hierarchy mounted
- * from "/" shows every cgroup, and what is not there is gone. Unknown: no. */
-static bool in_initial_cgroup_ns(int proc_fd)
+/* Which hierarchy a cgroup mount shows: the index in v1_controllers, -1 for
+ * v2, -2 for none of those. */
+static int hierarchy_index(const struct mount_line *l)
 {
-        struct stat st;
+        if (strcmp(l->type, "cgroup2") == 0)
+                return -1;
+        for (size_t i = 0;
+             strcmp(l->type, "cgroup") == 0 && l->super && i < ELEMENTSOF(v1_controllers); i++)
+                if (list_has(l->super, strlen(l->super), v1_controllers[i]))
+                        return (int) i;
+        return -2;
+}
 
-        return fstatat(proc_fd, "self/ns/cgroup", &st, 0) == 0 && st.st_ino == CGROUP_NS_INIT_INO;
+/* Is upper the mount point lower or one of its ancestors? A later mount
+ * there hides lower: what opening lower's path reaches is not lower's. */
+static bool covers(const char *upper, const char *lower)
+{
+        size_t n = strlen(upper);
+
+        return strcmp(upper, "/") == 0 ||
+               (strncmp(upper, lower, n) == 0 && (lower[n] == '\0' || lower[n] == '/'));
+}
+
+/* Walks depth levels of cgroups below dir_fd (path, len bytes, names it)
+ * for the one that holds self's cgroup with pid in it. 1 with ret set, 0
+ * when not found, -E2BIG past the bound, -errno. */
+struct ns_search {
+        const char *self; /* the reader's cgroup below its namespace's root, "/" or "/a/b" */
+        pid_t pid;
+        unsigned left; /* directories still to be opened */
+        char path[CGROUP_PATH_MAX];
+};
+
+static int holds_pid(int dir_fd, const struct ns_search *s)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (open_below(dir_fd, s->self, &fd) < 0 ||
+            read_small_file_at(fd, "cgroup.procs", CGROUP_THREADS_MAX, &text) < 0 ||
+            pid_list_parse(text, &pids, &n) < 0)
+                return 0;
+        return pid_list_has(pids, n, s->pid);
+}
+
+static int find_ns_root(struct ns_search *s, int dir_fd, size_t len, unsigned depth)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (depth == 0)
+                return holds_pid(dir_fd, s);
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
+                return r;
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): opendir_at set d */
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                size_t n = strlen(de->d_name);
+
+                if (!name_is_valid(de->d_name) ||
+                    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+                        continue;
+                if (s->left == 0)
+                        return -E2BIG;
+                s->left--;
+                fd = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || len + 1 + n >= sizeof(s->path))
+                        continue; /* a file, a symlink, removed meanwhile, or too deep */
+                s->path[len] = '/';
+                memcpy(s->path + len + 1, de->d_name, n + 1);
+                r = find_ns_root(s, fd, len + 1 + n, depth - 1);
+                if (r != 0)
+                        return r;
+                s->path[len] = '\0';
+        }
+        return 0;
+}
+
+/* The cgroups a search for the namespace's root opens at most: a node's
+ * containers, several times over. */
+#define NS_SEARCH_MAX 100000
+
+/* Where view v's namespace root lies below its mount: the directory v->ups
+ * levels down that holds the reader's own cgroup (self_printed, as
+ * /proc/self/cgroup prints it), found by the reader's pid in its
+ * cgroup.procs. Sets v->known and v->ns_root when found. */
+static void locate_ns_root(struct cgroup_view *v, const char *self_printed)
+{
+        struct ns_search s = {.self = self_printed, .pid = getpid(), .left = NS_SEARCH_MAX};
+        const char *rest;
+
+        if (leading_ups(self_printed, &rest) > 0) /* the reader left its namespace's root */
+                return;
+        if (find_ns_root(&s, v->fd, 0, v->ups) == 1) {
+                memcpy(v->ns_root, s.path, sizeof(v->ns_root));
+                v->known = true;
+        }
+}
+
+/* Does v's mount show its hierarchy from the root? Only the root lacks v2's
+ * cgroup.type and has v1's release_agent. */
+static bool shows_root(const struct cgroup_view *v, bool v1)
+{
+        return v1 ? faccessat(v->fd, "release_agent", F_OK, AT_SYMLINK_NOFOLLOW) == 0
+                  : faccessat(v->fd, "cgroup.type", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                        errno == ENOENT;
+}
+
+/* The view of hierarchy index (hierarchy_index) from mounts lines[0..n]:
+ * the mount not hidden by a later one whose root lies highest above the
+ * namespace's root. */
+static void open_view(const struct mount_line *lines, size_t n, int index, const char *self_text,
+                      struct cgroup_view *ret)
+{
+        char self_printed[CGROUP_PATH_MAX];
+        const struct mount_line *best = NULL;
+        unsigned best_ups = 0;
+        const char *rest;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned ups = leading_ups(lines[i].root, &rest);
+                bool hidden = false;
+
+                if (hierarchy_index(&lines[i]) != index || (*rest && strcmp(rest, "/") != 0))
+                        continue; /* another hierarchy, or a mount of a cgroup below the root */
+                for (size_t j = i + 1; j < n && !hidden; j++)
+                        hidden = covers(lines[j].point, lines[i].point);
+                if (!hidden && (!best || ups >= best_ups)) {
+                        best = &lines[i];
+                        best_ups = ups;
+                }
+        }
+        if (!best)
+                return;
+        ret->fd = open(best->point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ret->fd < 0)
+                return;
+        ret->ups = best_ups;
+        ret->known = best_ups == 0;
+        if (!ret->known &&
+            find_hierarchy(self_text, index < 0 ? CGROUP_V2 : CGROUP_V1,
+                           index < 0 ? NULL : v1_controllers[index], self_printed) == 1)
+                locate_ns_root(ret, self_printed);
+        ret->whole = ret->known && shows_root(ret, index >= 0);
 }
 
 int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
 {
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        _cleanup_free_ struct mount_line *lines = NULL;
+        _cleanup_free_ char *text = NULL, *self_text = NULL;
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *text = NULL;
+        size_t n = 0, room = 0;
         char *save = NULL;
         int r;
 
@@ -284,64 +506,59 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         if (r < 0)
                 return r;
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                int *slot, v1;
-                char *point;
+                if (n == room) {
+                        struct mount_line *more =
+                            reallocarray(lines, room ? room * 2 : 64, sizeof(*lines));
 
-                if (!mount_of_hierarchy(line, &point, &v1))
-                        continue;
-                slot = v1 < 0 ? &m.v2_fd : &m.v1_fd[v1];
-                if (*slot < 0)
-                        *slot = open(point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (!more)
+                                return -ENOMEM;
+                        lines = more;
+                        room = room ? room * 2 : 64;
+                }
+                if (split_mount_line(line, &lines[n]))
+                        n++;
         }
-        if (cgroup_of_pid(proc_fd, getpid(), &m.self) < 0)
+        if (read_cgroup_file(proc_fd, getpid(), &self_text) < 0)
+                self_text = NULL;
+        open_view(lines, n, -1, self_text ? self_text : "", &m.v2);
+        for (size_t i = 0; i < ELEMENTSOF(m.v1); i++)
+                open_view(lines, n, (int) i, self_text ? self_text : "", &m.v1[i]);
+        if (cgroup_of_pid(proc_fd, &m, getpid(), &m.self) < 0)
                 m.self.path[0] = '\0';
-        m.host_ns = in_initial_cgroup_ns(proc_fd);
         *ret = m;
         return 0;
 }
 
 void cgroup_mounts_close(struct cgroup_mounts *m)
 {
-        closep(&m->v2_fd);
-        for (size_t i = 0; i < ELEMENTSOF(m->v1_fd); i++)
-                closep(&m->v1_fd[i]);
+        closep(&m->v2.fd);
+        for (size_t i = 0; i < ELEMENTSOF(m->v1); i++)
+                closep(&m->v1[i].fd);
         *m = (struct cgroup_mounts) CGROUP_MOUNTS_INIT;
 }
 
-static int mount_fd(const struct cgroup_mounts *m, const struct cgroup_ref *ref)
+const struct cgroup_view *cgroup_view_of(const struct cgroup_mounts *m,
+                                         const struct cgroup_ref *ref)
 {
+        static const struct cgroup_view none = CGROUP_VIEW_INIT;
+
         if (ref->kind == CGROUP_V2)
-                return m->v2_fd;
+                return &m->v2;
         for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++)
                 if (strcmp(ref->controller, v1_controllers[i]) == 0)
-                        return m->v1_fd[i];
-        return -EBADF;
+                        return &m->v1[i];
+        return &none;
 }
 
 int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int *ret_fd)
 {
-        _cleanup_close_ int fd = -EBADF;
-        char path[CGROUP_PATH_MAX], *save = NULL;
-        int top = mount_fd(m, ref);
+        int top = cgroup_view_of(m, ref)->fd;
 
         if (!cgroup_path_is_valid(ref->path, strlen(ref->path)))
                 return -EINVAL;
         if (top < 0)
                 return -ENOENT;
-        fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        (void) snprintf(path, sizeof(path), "%s", ref->path);
-        for (char *c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                if (next < 0)
-                        return -errno;
-                closep(&fd);
-                fd = next;
-        }
-        *ret_fd = TAKE_FD(fd);
-        return 0;
+        return open_below(top, ref->path, ret_fd);
 }
 
 int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n)
@@ -511,7 +728,7 @@ int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t p
         struct cgroup_ref cg;
         int r;
 
-        r = cgroup_of_pid(proc_fd, pid, &cg);
+        r = cgroup_of_pid(proc_fd, m, pid, &cg);
         if (r == -ESRCH)
                 return r;
         /* At the root, or in a cgroup that holds the reader, or may (the

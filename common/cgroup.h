@@ -4,9 +4,8 @@
  * runtime's exec included), which resctrl's inheritance cannot see. Never
  * log.
  *
- * Paths are relative to the hierarchy's mount, as /proc/<pid>/cgroup gives
- * them, and trusted only when valid: absolute, no "." or ".." component (a
- * cgroup namespace shows "/.." for what lies outside it), no control
+ * Paths are relative to the hierarchy's mount (struct cgroup_view), and
+ * trusted only when valid: absolute, no "." or ".." component, no control
  * characters, at most CGROUP_PATH_MAX bytes; every component is opened with
  * O_NOFOLLOW below the mount, so no symlink leads anywhere else. */
 #pragma once
@@ -40,47 +39,78 @@ const char *cgroup_hierarchy_name(const struct cgroup_ref *ref);
  * none of "unified", "pids", "cpu", "memory". */
 int cgroup_hierarchy_parse(const char *name, struct cgroup_ref *ret);
 
-/* pid's cgroup from /proc/<pid>/cgroup: the unified one when pid is not at
- * its root (pure v2, or hybrid with the runtime in the unified tree), else
- * the v1 hierarchy of pids, cpu or memory, the first that lists it below the
- * root. 0; -ESRCH when pid is gone; -ENOENT when it is at the root of every
- * hierarchy; -EBADMSG when the file or a path is not valid. */
-int cgroup_of_pid(int proc_fd, pid_t pid, struct cgroup_ref *ret);
+/* One hierarchy as this process sees it: the mount that shows the most of it
+ * (mountinfo gives its root as this process's cgroup namespace root, "/", or
+ * as an ancestor of it, "/../.."), and where that namespace root lies below
+ * the mount. Every cgroup_ref path is relative to the mount: what the hook
+ * recorded on the node (through the node's /sys/fs/cgroup) is what a reader
+ * in a container with a cgroup namespace of its own opens through the node's
+ * tree mounted there. /proc/<pid>/cgroup gives paths relative to the
+ * reader's namespace root ("/../../kubepods/pod1/c1"): they are translated
+ * lexically through ns_root. */
+struct cgroup_view {
+        int fd;       /* the mount's directory; -EBADF where the hierarchy is not mounted here */
+        unsigned ups; /* the mount's root lies this many levels above the namespace's */
+        bool known;   /* ns_root is known: ups is 0, or the reader's cgroup was found below */
+        bool whole;   /* the mount shows the hierarchy from its root: what is not there is gone */
+        char ns_root[CGROUP_PATH_MAX]; /* the namespace's root below the mount: "/" at ups 0 */
+};
+
+/* The hierarchies' views, from <proc>/self/mountinfo: one read for a whole
+ * pass of gc or status. */
+struct cgroup_mounts {
+        struct cgroup_view v2, v1[3]; /* v1: pids, cpu, memory */
+        struct cgroup_ref self;       /* the reader's own cgroup; path "" when unknown */
+};
+
+#define CGROUP_VIEW_INIT                                                                           \
+        {                                                                                          \
+                .fd = -EBADF, .known = true, .ns_root = "/"                                        \
+        }
+#define CGROUP_MOUNTS_INIT                                                                         \
+        {                                                                                          \
+                .v2 = CGROUP_VIEW_INIT,                                                            \
+                .v1 = { CGROUP_VIEW_INIT,                                                          \
+                        CGROUP_VIEW_INIT,                                                          \
+                        CGROUP_VIEW_INIT }                                                         \
+        }
+
+/* 0 (some views may not be mounted), or -errno when mountinfo cannot be
+ * read. A view whose namespace root is not found below its mount is not
+ * known: nothing it shows is translated. */
+int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret);
+void cgroup_mounts_close(struct cgroup_mounts *m);
+
+/* The view of ref's hierarchy in m. */
+const struct cgroup_view *cgroup_view_of(const struct cgroup_mounts *m,
+                                         const struct cgroup_ref *ref);
+
+/* pid's cgroup from /proc/<pid>/cgroup, in m's views: the unified one when
+ * pid is not at its root (pure v2, or hybrid with the runtime in the unified
+ * tree), else the v1 hierarchy of pids, cpu or memory, the first that lists
+ * it below the root. 0; -ESRCH when pid is gone; -ENOENT when it is at the
+ * root of every hierarchy; -EXDEV when its cgroup lies outside the view, or
+ * the view cannot translate it (not known); -EBADMSG when the file or a path
+ * is not valid. */
+int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct cgroup_ref *ret);
 
 /* pid's cgroup in one hierarchy: the unified one (controller "" or NULL) or
  * the v1 one whose controller list holds controller; "/" when pid is at its
  * root. 0; -ESRCH when pid is gone; -ENOENT when the file lists no such
- * hierarchy; -EBADMSG when the file or the path is not valid. */
-int cgroup_of_pid_in(int proc_fd, pid_t pid, enum cgroup_kind kind, const char *controller,
-                     struct cgroup_ref *ret);
+ * hierarchy; -EXDEV and -EBADMSG as cgroup_of_pid. */
+int cgroup_of_pid_in(int proc_fd, const struct cgroup_mounts *m, pid_t pid, enum cgroup_kind kind,
+                     const char *controller, struct cgroup_ref *ret);
 
 /* 1 when a is b or one of its ancestors, 0 when not. */
 int cgroup_contains(const struct cgroup_ref *a, const struct cgroup_ref *b);
 
 /* 1 when thread tid's cgroup in ancestor's hierarchy is ancestor or below it,
- * 0 when not (or when tid's file lists no such hierarchy). tid need not lead
- * its thread group: <proc>/<tid>/ exists for every thread. -ESRCH when tid is
- * gone; -EBADMSG when the file does not parse. */
-int cgroup_task_is_under(int proc_fd, pid_t tid, const struct cgroup_ref *ancestor);
-
-/* The hierarchies' mounts, from <proc>/self/mountinfo: one read for a whole
- * pass of gc or status. Each fd is -EBADF where that hierarchy is not mounted
- * here from its root. */
-struct cgroup_mounts {
-        int v2_fd;
-        int v1_fd[3];           /* pids, cpu, memory */
-        struct cgroup_ref self; /* the reader's own cgroup; path "" when unknown */
-        bool host_ns; /* the reader is in the initial cgroup namespace: every path is seen whole */
-};
-
-#define CGROUP_MOUNTS_INIT                                                                         \
-        {                                                                                          \
-                .v2_fd = -EBADF, .v1_fd = { -EBADF, -EBADF, -EBADF }                               \
-        }
-
-/* 0 (some fds may be -EBADF), or -errno when mountinfo cannot be read. */
-int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret);
-void cgroup_mounts_close(struct cgroup_mounts *m);
+ * 0 when not (or when tid's file lists no such hierarchy, or its cgroup lies
+ * outside the view). tid need not lead its thread group: <proc>/<tid>/
+ * exists for every thread. -ESRCH when tid is gone; -EXDEV when the view
+ * cannot translate; -EBADMSG when the file does not parse. */
+int cgroup_task_is_under(int proc_fd, const struct cgroup_mounts *m, pid_t tid,
+                         const struct cgroup_ref *ancestor);
 
 /* Opens ref's directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC) below its
  * hierarchy's mount, each component with O_NOFOLLOW. -ENOENT when the

@@ -91,11 +91,10 @@ int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_
                 return r;
         slash[slash == parent.path] = '\0'; /* "/pod1" has the root "/" above it */
         strcpy(root.path, "/");
-        /* Gone where its parent is there, or where every cgroup of its
-         * hierarchy is seen (pid 1's cgroup namespace, the hierarchy mounted
-         * here): a kubelet that removed its whole tree. */
+        /* Gone where its parent is there, or where the view shows its
+         * whole hierarchy: a kubelet that removed its whole tree. */
         r = can_open(m, &parent);
-        if (r == 0 && m->host_ns)
+        if (r == 0 && cgroup_view_of(m, ref)->whole)
                 r = can_open(m, &root);
         if (r < 0)
                 return r;

@@ -37,9 +37,9 @@ enum {
 int kubepods_uid_spellings(const char *uid, char ret[static KUBEPODS_UID_SPELLINGS][64]);
 
 /* What the recorded cgroup of a pod (ref) is now. Gone only where its parent
- * is there, or where m sees the whole hierarchy (m->host_ns, and the
- * hierarchy mounted): one not mounted here, or a cgroup namespace that hides
- * the path, is UNSEEN, never gone. 0; -ELOOP, -ENOTDIR, -EBADMSG and -errno
+ * is there, or where m's view shows the whole hierarchy (cgroup_view.whole):
+ * one not mounted here, or a view that does not reach the path, is UNSEEN,
+ * never gone. 0; -ELOOP, -ENOTDIR, -EBADMSG and -errno
  * as kubepods_pod_cgroup. */
 int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_ref *ref,
                              enum pod_cgroup *ret);

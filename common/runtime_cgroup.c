@@ -96,16 +96,16 @@ static size_t runtime_part(const char *path, const char *expected)
 
 /* Does cg hold the caller (in the same hierarchy)? Then it is its runtime's,
  * not the container's. Unknown counts as yes: never guess a container's. */
-static bool holds_self(int proc_fd, const struct cgroup_ref *cg)
+static bool holds_self(int proc_fd, const struct cgroup_mounts *m, const struct cgroup_ref *cg)
 {
         struct cgroup_ref self;
 
-        return cgroup_of_pid_in(proc_fd, getpid(), cg->kind, cg->controller, &self) < 0 ||
+        return cgroup_of_pid_in(proc_fd, m, getpid(), cg->kind, cg->controller, &self) < 0 ||
                cgroup_contains(cg, &self);
 }
 
-int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struct cgroup_ref *ret,
-                             bool *ret_matched)
+int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t pid,
+                             const char *expected, struct cgroup_ref *ret, bool *ret_matched)
 {
         struct cgroup_ref fallback = {0};
         bool found = false;
@@ -113,7 +113,7 @@ int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struc
         *ret_matched = false;
         for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
                 struct cgroup_ref cg;
-                int r = cgroup_of_pid_in(proc_fd, pid, hierarchies[i].kind,
+                int r = cgroup_of_pid_in(proc_fd, m, pid, hierarchies[i].kind,
                                          hierarchies[i].controller, &cg);
 
                 if (r == -ENOENT)
@@ -128,7 +128,7 @@ int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struc
                         *ret_matched = true;
                         return 0;
                 }
-                if (!found && strcmp(cg.path, "/") != 0 && !holds_self(proc_fd, &cg)) {
+                if (!found && strcmp(cg.path, "/") != 0 && !holds_self(proc_fd, m, &cg)) {
                         fallback = cg;
                         found = true;
                         if (!expected) /* nothing better to look for */

@@ -32,10 +32,11 @@ int runtime_cgroup_path(const char *cgroups_path, char ret[static CGROUP_PATH_MA
  * whose path is not the root and does not hold the caller (a hook runs in
  * its runtime's cgroup: a runtime that left the container in the cgroup it
  * inherited, as runc's cgroupfs driver does in the unified tree of a hybrid
- * host, made none there). *ret_matched says whether expected matched. 0;
- * -ENOENT when there is none; -ESRCH when pid is gone; -EBADMSG. */
-int runtime_container_cgroup(int proc_fd, pid_t pid, const char *expected, struct cgroup_ref *ret,
-                             bool *ret_matched);
+ * host, made none there). Paths in m's views. *ret_matched says whether
+ * expected matched. 0; -ENOENT when there is none; -ESRCH when pid is gone;
+ * -EXDEV when a cgroup of pid lies outside the view; -EBADMSG. */
+int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t pid,
+                             const char *expected, struct cgroup_ref *ret, bool *ret_matched);
 
 /* The pod's cgroup: the nearest of cg's ancestors (at most 3 levels up) whose
  * name names pod uid (canonical) as kubelet spells it under either driver:

@@ -310,15 +310,15 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
  * control group's default monitoring group (in_default_group; else
  * *ret_elsewhere counts it). 1 when joined (counted only, for --dry-run), 0
  * when not, -errno. */
-static int join_thread(struct pod_session *s, const struct member *m, struct join *j, pid_t tid,
-                       unsigned *ret_elsewhere)
+static int join_thread(struct pod_session *s, const struct cgroup_mounts *mounts,
+                       const struct member *m, struct join *j, pid_t tid, unsigned *ret_elsewhere)
 {
         _cleanup_close_ int pin = -EBADF;
         int r;
 
         r = proc_pin(j->proc_fd, tid, &pin);
         if (r >= 0 && m->has_cgroup) {
-                r = cgroup_task_is_under(j->proc_fd, tid, &m->cgroup);
+                r = cgroup_task_is_under(j->proc_fd, mounts, tid, &m->cgroup);
                 if (r == 0) /* its id taken by a thread elsewhere since the list was read */
                         return 0;
         }
@@ -360,7 +360,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
-                r = join_thread(s, m, &j, threads[i], ret_elsewhere);
+                r = join_thread(s, mounts, m, &j, threads[i], ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;
         }
@@ -557,8 +557,8 @@ const char *ctrl_display(const char *ctrl)
  * the control group, where it belongs, and *ret_strangers counts it. A task
  * whose cgroup cannot be read counts as the pod's. Without the record, every
  * running task counts. */
-static int group_is_empty_of_pod(const struct pod_session *s, const char *ctrl,
-                                 unsigned *ret_strangers)
+static int group_is_empty_of_pod(const struct pod_session *s, const struct cgroup_mounts *mounts,
+                                 const char *ctrl, unsigned *ret_strangers)
 {
         const struct pod_env *e = s->env;
         _cleanup_free_ pid_t *tasks = NULL;
@@ -572,7 +572,7 @@ static int group_is_empty_of_pod(const struct pod_session *s, const char *ctrl,
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                int under = cgroup_task_is_under(e->proc_fd, tasks[i], &s->st.pod_cgroup);
+                int under = cgroup_task_is_under(e->proc_fd, mounts, tasks[i], &s->st.pod_cgroup);
 
                 if (under == 0)
                         (*ret_strangers)++;
@@ -584,7 +584,8 @@ static int group_is_empty_of_pod(const struct pod_session *s, const char *ctrl,
 
 /* rmdir of the group unless it holds a running task of the pod, both under
  * the resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
-static int remove_if_empty(struct pod_session *s, const char *ctrl)
+static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const char *ctrl)
 {
         const struct pod_env *e = s->env;
         unsigned strangers;
@@ -593,7 +594,7 @@ static int remove_if_empty(struct pod_session *s, const char *ctrl)
         r = pod_env_lock_resctrl(e);
         if (r < 0)
                 return r;
-        empty = group_is_empty_of_pod(s, ctrl, &strangers);
+        empty = group_is_empty_of_pod(s, mounts, ctrl, &strangers);
         if (empty == 1 && !s->dry_run)
                 r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
         rdt_unlock(e->root_fd);
@@ -699,7 +700,7 @@ int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts,
         if (emptied_now) /* removed now, or kept only for its tasks */
                 g->emptied = false;
 
-        r = remove_if_empty(s, ctrl);
+        r = remove_if_empty(s, mounts, ctrl);
         if (r < 0)
                 return r;
         if (r == 0) {

@@ -115,6 +115,7 @@ static int read_bundle(const struct hook_ctx *ctx, struct oci_bundle *ret)
 static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
                          struct container_cgroups *ret)
 {
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
         char expected[CGROUP_PATH_MAX], shown[TEXT_ESCAPED_SIZE];
         bool matched;
         int r;
@@ -126,10 +127,18 @@ static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
                             text_escape(shown, sizeof(shown), cgroups_path), ctx->state->id);
                 cgroups_path = NULL;
         }
-        r = runtime_container_cgroup(ctx->proc_fd, ctx->state->pid, cgroups_path ? expected : NULL,
-                                     &ret->cgroup, &matched);
+        /* Without the mounts, paths as /proc/<pid>/cgroup gives them. */
+        (void) cgroup_mounts_open(ctx->proc_fd, &mounts);
+        r = runtime_container_cgroup(ctx->proc_fd, &mounts, ctx->state->pid,
+                                     cgroups_path ? expected : NULL, &ret->cgroup, &matched);
         if (r == -ENOENT) /* none of its own: its init is all there is */
                 return;
+        if (r == -EXDEV) {
+                log_warning("pid %d is in a cgroup outside what this cgroup namespace's mounts "
+                            "show; not recorded",
+                            ctx->state->pid);
+                return;
+        }
         if (r < 0) {
                 log_warning_errno(r, "cannot read the cgroups of pid %d; not recorded",
                                   ctx->state->pid);

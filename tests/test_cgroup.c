@@ -14,6 +14,8 @@
 #include "tmptree.h"
 
 static int proc_fd = -EBADF;
+/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them. */
+static const struct cgroup_mounts none = CGROUP_MOUNTS_INIT;
 
 static void setup(void)
 {
@@ -30,7 +32,7 @@ static void teardown(void)
 static int of(const char *text, struct cgroup_ref *ret)
 {
         tmptree_put(proc_fd, "100/cgroup", text);
-        return cgroup_of_pid(proc_fd, 100, ret);
+        return cgroup_of_pid(proc_fd, &none, 100, ret);
 }
 
 /* The unified hierarchy where the process is below its root (pure v2, or
@@ -60,18 +62,20 @@ START_TEST(test_of_pid)
         /* At the root everywhere: no cgroup of its own. */
         ck_assert_int_eq(of("8:pids:/\n1:cpu:/\n0::/\n", &r), -ENOENT);
         ck_assert_int_eq(of("0::/\n", &r), -ENOENT);
-        ck_assert_int_eq(cgroup_of_pid(proc_fd, 101, &r), -ESRCH);
-        ck_assert_int_eq(cgroup_of_pid(proc_fd, 0, &r), -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &none, 101, &r), -ESRCH);
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &none, 0, &r), -EINVAL);
 }
 END_TEST
 
-/* Paths never leave the mount: ".." (what a cgroup namespace shows of what
- * lies outside it), ".", empty components, control characters, length. */
+/* Paths never leave the mount: ".." but where a cgroup namespace shows what
+ * lies outside it (leading, and outside any view here), ".", empty
+ * components, control characters, length. */
 START_TEST(test_of_pid_refuses)
 {
         static const char *const bad[] = {
-            "0::/../../kubepods/ab\n", "0::/a/./b\n",     "0::/a//b\n", "0::relative\n",
-            "8:pids:/a/..\n0::/\n",    "0::/a\x1b[31m\n", "garbage\n",  "0:/nocolon\n",
+            "0::/a/../b\n",    "0::/../a/../b\n", "0::/a/./b\n",
+            "0::/a//b\n",      "0::relative\n",   "8:pids:/a/..\n0::/\n",
+            "0::/a\x1b[31m\n", "garbage\n",       "0:/nocolon\n",
         };
         char huge[CGROUP_PATH_MAX + 16];
         struct cgroup_ref r;
@@ -83,6 +87,8 @@ START_TEST(test_of_pid_refuses)
         huge[sizeof(huge) - 2] = '\n';
         huge[sizeof(huge) - 1] = '\0';
         ck_assert_int_eq(of(huge, &r), -EBADMSG);
+        ck_assert_int_eq(of("0::/../../kubepods/ab\n", &r), -EXDEV);
+        ck_assert_int_eq(of("0::/..\n", &r), -EXDEV);
 }
 END_TEST
 
@@ -138,10 +144,12 @@ START_TEST(test_open_and_threads)
         tmptree_mkdir(top, "p ids/podman/cd");
         tmptree_put(top, "p ids/podman/cd/tasks", "5\n");
         ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
-        ck_assert_int_ge(m.v2_fd, 0); /* the one shown from its root, not /sub */
-        ck_assert_int_ge(m.v1_fd[0], 0);
-        ck_assert_int_lt(m.v1_fd[1], 0); /* cpu: not mounted */
-        ck_assert(!m.host_ns);           /* a fake /proc: no namespace to compare */
+        ck_assert_int_ge(m.v2.fd, 0); /* the one shown from its root, not /sub */
+        ck_assert_int_ge(m.v1[0].fd, 0);
+        ck_assert_int_lt(m.v1[1].fd, 0); /* cpu: not mounted */
+        ck_assert(m.v2.known && m.v2.ups == 0 && strcmp(m.v2.ns_root, "/") == 0);
+        ck_assert(m.v2.whole);     /* no cgroup.type: a hierarchy's root */
+        ck_assert(!m.v1[0].whole); /* no release_agent: not one */
 
         ck_assert_int_eq(cgroup_open(&m, &v2, &fd), 0);
         ck_assert_int_eq(cgroup_threads(fd, CGROUP_V2, &ids, &n), 0);
@@ -244,33 +252,35 @@ START_TEST(test_of_pid_in)
         struct cgroup_ref r;
 
         tmptree_put(proc_fd, "100/cgroup", "12:cpu,cpuacct:/kubepods/ab\n8:pids:/\n0::/\n");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), 0);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V2, NULL, &r), 0);
         ck_assert_int_eq(r.kind, CGROUP_V2);
         ck_assert_str_eq(r.controller, "");
         ck_assert_str_eq(r.path, "/");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, "", &r), 0);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V2, "", &r), 0);
         ck_assert_str_eq(r.path, "/");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "cpuacct", &r), 0);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "cpuacct", &r), 0);
         ck_assert_int_eq(r.kind, CGROUP_V1);
         ck_assert_str_eq(r.controller, "cpuacct");
         ck_assert_str_eq(r.path, "/kubepods/ab");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "pids", &r), 0);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "pids", &r), 0);
         ck_assert_str_eq(r.path, "/");
 
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "memory", &r), -ENOENT);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "cpu,cpuacct", &r), -ENOENT);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "", &r), -EINVAL);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, NULL, &r), -EINVAL);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "a_very_long_controller", &r),
-                         -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "memory", &r), -ENOENT);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "cpu,cpuacct", &r),
+                         -ENOENT);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "", &r), -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, NULL, &r), -EINVAL);
+        ck_assert_int_eq(
+            cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "a_very_long_controller", &r),
+            -EINVAL);
         tmptree_put(proc_fd, "100/cgroup", "8:pids:/a\n");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), -ENOENT);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V2, NULL, &r), -ENOENT);
         tmptree_put(proc_fd, "100/cgroup", "8:pids:/a/../b\n0::/c\n");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V1, "pids", &r), -EBADMSG);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "pids", &r), -EBADMSG);
         tmptree_put(proc_fd, "100/cgroup", "garbage\n0::/c\n");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 100, CGROUP_V2, NULL, &r), -EBADMSG);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 300, CGROUP_V2, NULL, &r), -ESRCH);
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, 0, CGROUP_V2, NULL, &r), -EINVAL);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V2, NULL, &r), -EBADMSG);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 300, CGROUP_V2, NULL, &r), -ESRCH);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 0, CGROUP_V2, NULL, &r), -EINVAL);
 }
 END_TEST
 
@@ -286,24 +296,24 @@ START_TEST(test_task_is_under)
         tmptree_mkdir(proc_fd, "101");
         tmptree_put(proc_fd, "101/cgroup",
                     "8:pids:/kubepods/pod1/ab/init.scope\n0::/kubepods/pod1/ab/sub\n");
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 1);
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 1);
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &root), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pod), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pids), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &root), 1);
 
         tmptree_put(proc_fd, "101/cgroup", "8:pids:/kubepods/pod12\n0::/kubepods/pod1\n");
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 1);
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 0);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pod), 1);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pids), 0);
 
         /* Moved out, and a hierarchy the file does not list. */
         tmptree_put(proc_fd, "101/cgroup", "0::/kubepods/pod12/ab\n");
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), 0);
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pids), 0);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pod), 0);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pids), 0);
 
         tmptree_put(proc_fd, "101/cgroup", "0::/kubepods/pod1/../x\n");
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), -EBADMSG);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pod), -EBADMSG);
         tmptree_put(proc_fd, "101/cgroup", "garbage\n");
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 101, &pod), -EBADMSG);
-        ck_assert_int_eq(cgroup_task_is_under(proc_fd, 102, &pod), -ESRCH);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 101, &pod), -EBADMSG);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &none, 102, &pod), -ESRCH);
 }
 END_TEST
 
@@ -499,25 +509,112 @@ START_TEST(test_subtree_bounds)
 }
 END_TEST
 
-/* The tests run in the initial cgroup namespace; one of their own is not. */
-START_TEST(test_host_ns)
+/* A reader in a cgroup namespace of its own below kubepods/pod1/ctr, the
+ * node's tree mounted from its root ("/../../.." in mountinfo), over the
+ * namespace's own mount at the same place: paths outside the namespace are
+ * translated through it; where the reader is not found, nothing is. */
+START_TEST(test_namespace_view)
+{
+        const char *path;
+        int top = tmptree_new(&path);
+        struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        struct cgroup_ref r, pod = {.kind = CGROUP_V2, .path = "/kubepods/pod2"};
+        char text[4096], self[32], procs[32];
+
+        (void) snprintf(text, sizeof(text),
+                        "41 31 0:38 / %s/v2 ro - cgroup2 cgroup2 rw\n"
+                        "42 31 0:38 /../../.. %s/v2 ro - cgroup2 cgroup2 rw\n"
+                        "43 31 0:38 /../../../x %s/x ro - cgroup2 cgroup2 rw\n",
+                        path, path, path);
+        tmptree_put(proc_fd, "self/mountinfo", text);
+        tmptree_mkdir(top, "v2");
+        tmptree_mkdir(top, "v2/kubepods");
+        tmptree_mkdir(top, "v2/kubepods/pod0");
+        tmptree_mkdir(top, "v2/kubepods/pod1");
+        tmptree_mkdir(top, "v2/kubepods/pod1/ctr");
+        tmptree_mkdir(top, "v2/kubepods/pod1/ctr/sub");
+        tmptree_mkdir(top, "v2/kubepods/pod2");
+        tmptree_put(top, "v2/kubepods/pod0/cgroup.procs", "1\n");
+        (void) snprintf(procs, sizeof(procs), "1\n%d\n", (int) getpid());
+        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.procs", procs);
+        (void) snprintf(self, sizeof(self), "%d", (int) getpid());
+        tmptree_mkdir(proc_fd, self);
+        tmptree_put(proc_fd, strcat(self, "/cgroup"), "0::/sub\n");
+
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+        ck_assert_uint_eq(m.v2.ups, 3);
+        ck_assert(m.v2.known);
+        ck_assert_str_eq(m.v2.ns_root, "/kubepods/pod1/ctr");
+        ck_assert_str_eq(m.self.path, "/kubepods/pod1/ctr/sub");
+        ck_assert(m.v2.whole);
+
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -ESRCH);
+        tmptree_put(proc_fd, "100/cgroup", "0::/../../pod2/c2\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), 0);
+        ck_assert_str_eq(r.path, "/kubepods/pod2/c2");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &m, 100, &pod), 1);
+        tmptree_put(proc_fd, "100/cgroup", "0::/../../../system.slice/x\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), 0);
+        ck_assert_str_eq(r.path, "/system.slice/x");
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &m, 100, &pod), 0);
+        tmptree_put(proc_fd, "100/cgroup", "0::/../../..\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -ENOENT); /* the root */
+        tmptree_put(proc_fd, "100/cgroup", "0::/a\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), 0);
+        ck_assert_str_eq(r.path, "/kubepods/pod1/ctr/a");
+        /* Above the mount's root: outside the view. */
+        tmptree_put(proc_fd, "100/cgroup", "0::/../../../../y\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -EXDEV);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &m, 100, &pod), 0);
+        cgroup_mounts_close(&m);
+
+        /* The reader in no cgroup below: the view cannot translate. */
+        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.procs", "1\n");
+        ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
+        ck_assert(!m.v2.known && !m.v2.whole);
+        ck_assert_str_eq(m.self.path, "");
+        tmptree_put(proc_fd, "100/cgroup", "0::/../../pod2/c2\n");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -EXDEV);
+        ck_assert_int_eq(cgroup_task_is_under(proc_fd, &m, 100, &pod), -EXDEV);
+        cgroup_mounts_close(&m);
+        close(top);
+}
+END_TEST
+
+/* In the initial cgroup namespace the mounts show every hierarchy from its
+ * root; in a namespace of its own below, the reader finds where its root
+ * lies, and its own cgroup reads as before. */
+START_TEST(test_real_namespace)
 {
         _cleanup_close_ int real = -EBADF;
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        struct cgroup_ref before;
         pid_t child;
         int status;
 
         real = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(real, 0);
         ck_assert_int_eq(cgroup_mounts_open(real, &m), 0);
-        ck_assert(m.host_ns);
+        ck_assert(m.v2.fd >= 0 && m.v2.ups == 0 && m.v2.whole);
+        ck_assert_int_eq(cgroup_of_pid_in(real, &m, getpid(), CGROUP_V2, NULL, &before), 0);
         cgroup_mounts_close(&m);
         child = fork();
         ck_assert_int_ge(child, 0);
         if (child == 0) {
+                struct cgroup_ref after;
+                unsigned depth = 0;
+
+                for (const char *c = before.path; (c = strchr(c, '/')); c++)
+                        depth += c[1] != '\0';
                 if (unshare(CLONE_NEWCGROUP) < 0)
                         _exit(2);
-                _exit(cgroup_mounts_open(real, &m) == 0 && !m.host_ns ? 0 : 1);
+                if (cgroup_mounts_open(real, &m) < 0 || m.v2.ups != depth || !m.v2.known ||
+                    !m.v2.whole)
+                        _exit(3);
+                if (cgroup_of_pid_in(real, &m, getpid(), CGROUP_V2, NULL, &after) < 0 ||
+                    strcmp(after.path, before.path) != 0)
+                        _exit(4);
+                _exit(0);
         }
         ck_assert_int_eq(waitpid(child, &status, 0), child);
         ck_assert(WIFEXITED(status));
@@ -543,7 +640,8 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, test_task_is_under);
         tcase_add_test(tc, test_subtree_threads);
         tcase_add_test(tc, test_subtree_bounds);
-        tcase_add_test(tc, test_host_ns);
+        tcase_add_test(tc, test_namespace_view);
+        tcase_add_test(tc, test_real_namespace);
         suite_add_tcase(s, tc);
         return s;
 }

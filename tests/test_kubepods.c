@@ -23,9 +23,9 @@ static void setup(void)
         tmptree_mkdir(top, "v2");
         tmptree_mkdir(top, "pids");
         m = (struct cgroup_mounts) CGROUP_MOUNTS_INIT;
-        m.v2_fd = openat(top, "v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        m.v1_fd[0] = openat(top, "pids", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ck_assert(m.v2_fd >= 0 && m.v1_fd[0] >= 0);
+        m.v2.fd = openat(top, "v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        m.v1[0].fd = openat(top, "pids", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert(m.v2.fd >= 0 && m.v1[0].fd >= 0);
 }
 
 static void teardown(void)
@@ -85,11 +85,11 @@ START_TEST(test_v2_layouts)
                 struct cgroup_ref ref;
                 int fd = tmptree_new(NULL);
 
-                close(m.v2_fd);
+                close(m.v2.fd);
                 close(top);
                 top = fd;
                 tmptree_mkdir(top, "v2");
-                m.v2_fd = openat(top, "v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                m.v2.fd = openat(top, "v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 make_pod(places[i], "cgroup.events",
                          i % 2 ? "populated 0\nfrozen 0\n" : "populated 1\nfrozen 0\n");
                 ck_assert_int_eq(look(&st, &ref), 0);
@@ -142,8 +142,8 @@ START_TEST(test_bad_files)
         ck_assert_int_eq(st, POD_CGROUP_EMPTY);
 
         make_pod("pids/kubepods/pod" UID, "pids.current", "1\n");
-        close(m.v2_fd);
-        m.v2_fd = -EBADF; /* pure v1 */
+        close(m.v2.fd);
+        m.v2.fd = -EBADF; /* pure v1 */
         for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
                 tmptree_put(top, "pids/kubepods/pod" UID "/pids.current", counts[i]);
                 ck_assert_msg(look(&st, &ref) == -EBADMSG, "pids.current '%s'", counts[i]);
@@ -218,7 +218,7 @@ START_TEST(test_recorded)
         ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/kubelet/kubepods/gone/podx"};
         ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
         ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
-        m.host_ns = true;
+        m.v2.whole = true;
         ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
         ck_assert_int_eq(st, POD_CGROUP_GONE);
         ck_assert_int_eq(kubepods_recorded_cgroup(&m, &v1, &st), 0); /* not mounted here */

@@ -72,9 +72,12 @@ START_TEST(test_cgroups_path)
 }
 END_TEST
 
+/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them. */
+static const struct cgroup_mounts none = CGROUP_MOUNTS_INIT;
+
 static int container(const char *expected, struct cgroup_ref *ret, bool *matched)
 {
-        return runtime_container_cgroup(proc_fd, 100, expected, ret, matched);
+        return runtime_container_cgroup(proc_fd, &none, 100, expected, ret, matched);
 }
 
 /* The runtime's own word, linux.cgroupsPath, picks the hierarchy. */
@@ -141,8 +144,11 @@ START_TEST(test_container_guessed)
         put("0::/a/b\n", "garbage\n");
         ck_assert_int_eq(container(NULL, &cg, &matched), -ENOENT);
 
-        ck_assert_int_eq(runtime_container_cgroup(proc_fd, 101, NULL, &cg, &matched), -ESRCH);
-        put("0::/../x\n", "0::/\n");
+        ck_assert_int_eq(runtime_container_cgroup(proc_fd, &none, 101, NULL, &cg, &matched),
+                         -ESRCH);
+        put("0::/../x\n", "0::/\n"); /* outside what is mounted here */
+        ck_assert_int_eq(container(NULL, &cg, &matched), -EXDEV);
+        put("0::/x/../y\n", "0::/\n");
         ck_assert_int_eq(container(NULL, &cg, &matched), -EBADMSG);
 }
 END_TEST
