@@ -118,6 +118,22 @@ static int from_crun(int dir_fd, json_t *st, const char *id, json_t *out, uint64
         return json_object_set(out, "pid", pid) < 0 ? -ENOMEM : 0;
 }
 
+int runstate_open_root(const char *root, int *ret_fd)
+{
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 int runstate_read(int root_fd, const char *id, char **ret, uint64_t *ret_start_time, char **reterr)
 {
         _cleanup_close_ int dir_fd = -EBADF;

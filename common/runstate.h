@@ -16,6 +16,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Opens a runtime's --root (O_RDONLY|O_DIRECTORY, no symlink followed) if it
+ * is to be trusted: owned by root or the caller, not writable by group or
+ * others. -ENOENT when there is none (that runtime is not used here);
+ * -ELOOP or -ENOTDIR for a symlink or a file; -EPERM when not to be
+ * trusted; -errno. */
+int runstate_open_root(const char *root, int *ret_fd);
+
 /* The OCI state JSON (oci.h) a runtime would have sent at createRuntime for
  * container id under root_fd, in *ret (malloc'd), with the init's start time
  * from the runtime's own record in *ret_start_time. 0; -ENOENT when neither

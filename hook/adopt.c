@@ -4,11 +4,9 @@
  * createRuntime would have given it, and every thread of their cgroup. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -122,20 +120,16 @@ static void adopt_root(struct adopter *a, const char *root)
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        struct stat st;
+        int r;
 
         log_set_context("adopt", NULL);
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-                if (errno != ENOENT) /* that runtime is not used here */
-                        log_error_errno(errno, "cannot open runtime root '%s'", root);
-                return;
-        }
-        if (fstat(fd, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-            (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        r = runstate_open_root(root, &fd);
+        if (r == -EPERM)
                 log_error("runtime root '%s' is not root's own directory; not read", root);
+        else if (r < 0 && r != -ENOENT) /* ENOENT: that runtime is not used here */
+                log_error_errno(r, "cannot open runtime root '%s'", root);
+        if (r < 0)
                 return;
-        }
         if (opendir_at(fd, ".", &d) < 0) {
                 log_error("cannot list runtime root '%s'", root);
                 return;

@@ -23,6 +23,7 @@
 #include "pod.h"
 #include "proc.h"
 #include "rdt.h"
+#include "runstate.h"
 #include "settings.h"
 #include "state.h"
 #include "text.h"
@@ -50,10 +51,35 @@ struct checker {
         int root_fd;
         const char *hooks_dirs[HOOKS_DIRS_MAX];
         size_t n_hooks_dirs;
+        const char *only; /* --only: the rows to run and print, comma-separated; NULL: all */
         struct result *results;
         size_t n;
         bool oom;
 };
+
+/* Every row's name, for --only. */
+static const char *const row_names[] = {
+    "config",       "resctrl-mount", "monitoring",    "rmids",          "counters",
+    "proc-resctrl", "state-dir",     "hooks.d",       "other-managers", "coverage",
+    "pod-cgroups",  "node-cgroups",  "runtime-roots",
+};
+
+/* Does list (comma-separated) hold name? */
+static bool list_holds(const char *list, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (const char *c = list; c; c = strchr(c, ','), c = c ? c + 1 : NULL)
+                if (strncmp(c, name, n) == 0 && (c[n] == ',' || c[n] == '\0'))
+                        return true;
+        return false;
+}
+
+/* Is row name to be run and printed? */
+static bool wanted(const struct checker *k, const char *name)
+{
+        return !k->only || list_holds(k->only, name);
+}
 
 static const char *level_name(enum level l)
 {
@@ -579,6 +605,154 @@ static void check_coverage(struct checker *k)
                     c.pods_unseen, c.unseen, c.pods_unseen > 3 ? ", ..." : "");
 }
 
+/* Appends item to the ", "-separated list in buf (size bytes), cut at the end. */
+static void list_append(char *buf, size_t size, const char *item)
+{
+        size_t len = strlen(buf);
+
+        (void) snprintf(buf + len, size - len, "%s%s", len ? ", " : "", item);
+}
+
+/* What to do where gc cannot see the node's cgroups. */
+#define NODE_CGROUPS_FIX                                                                           \
+        "mount the node's /sys/fs/cgroup (read-only) at /sys/fs/cgroup, as "                       \
+        "deploy/base/daemonset.yaml does; gc keeps the groups of pods whose cgroups it cannot see"
+
+/* Is name a kubelet's top cgroup: kubepods, kubepods.slice, or one below a
+ * --cgroup-root (kubelet-kubepods.slice)? */
+static bool names_kubepods(const char *name)
+{
+        size_t n = strlen(name);
+
+        return strcmp(name, "kubepods") == 0 || strcmp(name, "kubepods.slice") == 0 ||
+               (n > 15 && strcmp(name + n - 15, "-kubepods.slice") == 0);
+}
+
+/* A kubelet's top cgroup at most two levels below dir_fd: its path into
+ * ret ("/kubepods.slice", "/kubelet/kubepods"). */
+static bool find_kubepods(int dir_fd, int levels, const char *above, char *ret, size_t size)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        if (opendir_at(dir_fd, ".", &d) < 0)
+                return false;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                char path[2 * NAME_MAX + 3];
+
+                if (!name_is_valid(de->d_name) || de->d_type != DT_DIR)
+                        continue;
+                (void) snprintf(path, sizeof(path), "%s/%s", above, de->d_name);
+                if (names_kubepods(de->d_name)) {
+                        (void) snprintf(ret, size, "%s", path);
+                        return true;
+                }
+                fd = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (levels > 1 && fd >= 0 && find_kubepods(fd, levels - 1, path, ret, size))
+                        return true;
+        }
+        return false;
+}
+
+/* Can gc see kubelet's pod cgroups from here: a cgroup hierarchy mounted
+ * from its root, or at least kubelet's tree, with this process's cgroup
+ * namespace placed in it? True when kubelet's tree is seen. */
+static bool check_node_cgroups(struct checker *k)
+{
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        _cleanup_close_ int proc_fd = -EBADF;
+        const struct cgroup_view *v;
+        const char *name;
+        char kubepods[2 * NAME_MAX + 3] = "";
+        bool kubelet;
+
+        if (proc_open(&proc_fd) < 0 || cgroup_mounts_open(proc_fd, &m) < 0) {
+                add(k, "node-cgroups", LEVEL_FAIL, NULL, "cannot read /proc/self/mountinfo: %m");
+                return false;
+        }
+        v = m.v2.fd >= 0 ? &m.v2 : &m.v1[0];
+        name = m.v2.fd >= 0 ? "unified" : "pids";
+        if (v->fd < 0) {
+                add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
+                    "neither the unified nor the pids cgroup hierarchy is mounted here");
+                return false;
+        }
+        if (!v->known) {
+                add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
+                    "this process's cgroup is not found in the %s hierarchy's mount, %u levels "
+                    "above its cgroup namespace: the cgroups of other namespaces cannot be placed",
+                    name, v->ups);
+                return false;
+        }
+        kubelet = find_kubepods(v->fd, 2, "", kubepods, sizeof(kubepods));
+        if (v->whole)
+                add(k, "node-cgroups", LEVEL_OK, NULL, "the %s hierarchy is seen from its root%s%s",
+                    name, kubelet ? "; kubelet's pod cgroups are at " : "", kubepods);
+        else if (kubelet)
+                add(k, "node-cgroups", LEVEL_OK, NULL,
+                    "kubelet's pod cgroups are seen at %s of the %s hierarchy's mount", kubepods,
+                    name);
+        else
+                add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
+                    "the %s hierarchy is seen only from %s, this process's cgroup namespace: "
+                    "kubelet's pod cgroups are not there",
+                    name, m.self.path[0] ? m.self.path : "?");
+        return kubelet;
+}
+
+/* Can adopt read the runtimes' records of running containers? Only a
+ * runtime root that is there counts; none at all fails where kubelet's pods
+ * run (pods_run). */
+static void check_runtime_roots(struct checker *k, bool pods_run)
+{
+        const struct string_list *roots = &k->config.runtime_roots;
+        char seen[512] = "", all[512] = "";
+        bool bad = false;
+
+        for (size_t i = 0; i < roots->n; i++) {
+                _cleanup_close_ int fd = -EBADF;
+                const char *root = roots->items[i];
+                int r = runstate_open_root(root, &fd);
+
+                list_append(all, sizeof(all), root);
+                if (r == -ENOENT)
+                        continue;
+                bad |= r < 0;
+                if (r == -EPERM)
+                        add(k, "runtime-roots", LEVEL_FAIL,
+                            "give it to root, writable by root alone",
+                            "runtime root '%s' is not "
+                            "root's own directory: adopt does not read it",
+                            root);
+                else if (r == -ELOOP || r == -ENOTDIR)
+                        add(k, "runtime-roots", LEVEL_FAIL,
+                            "name or mount the runtime's own directory (runtimeRoots)",
+                            "runtime root '%s' is a symlink or not a directory: adopt does not "
+                            "follow it",
+                            root);
+                else if (r < 0)
+                        add(k, "runtime-roots", LEVEL_FAIL, NULL,
+                            "cannot open runtime root '%s': %s", root, strerror(-r));
+                else
+                        list_append(seen, sizeof(seen), root);
+        }
+        if (bad)
+                return;
+        if (seen[0])
+                add(k, "runtime-roots", LEVEL_OK, NULL, "adopt reads %s", seen);
+        else if (pods_run)
+                add(k, "runtime-roots", LEVEL_FAIL,
+                    "mount the runtimes' roots read-only, as deploy/base/daemonset.yaml does, or "
+                    "name them in runtimeRoots",
+                    "kubelet's pods run, but none of the runtime roots is here (%s): adopt cannot "
+                    "see the containers that started before the hook",
+                    all);
+        else
+                add(k, "runtime-roots", LEVEL_OK, NULL,
+                    "no runtime root is here (%s), and no kubelet's pods run", all);
+}
+
 static void print_text(const struct checker *k)
 {
         for (size_t i = 0; i < k->n; i++) {
@@ -620,6 +794,7 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
         static const struct option options[] = {
             {"json", no_argument, NULL, 'j'},
             {"hooks-dir", required_argument, NULL, 'd'},
+            {"only", required_argument, NULL, 'o'},
             {0},
         };
         int c;
@@ -630,8 +805,22 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
                         *ret_json = true;
                 else if (c == 'd' && k->n_hooks_dirs < HOOKS_DIRS_MAX)
                         k->hooks_dirs[k->n_hooks_dirs++] = optarg;
+                else if (c == 'o')
+                        k->only = optarg;
                 else
                         return -EINVAL;
+        }
+        for (const char *item = k->only; item;
+             item = strchr(item, ','), item = item ? item + 1 : NULL) {
+                size_t n = strcspn(item, ",");
+                bool known = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(row_names); i++)
+                        known |= strlen(row_names[i]) == n && strncmp(item, row_names[i], n) == 0;
+                if (!known) {
+                        log_error("check --only: no check is named '%.*s'", (int) n, item);
+                        return -EINVAL;
+                }
         }
         if (optind != argc) {
                 log_error("check takes no arguments but options (see --help)");
@@ -644,13 +833,31 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
         return 0;
 }
 
+static void result_done(struct result *res)
+{
+        free(res->name);
+        free(res->message);
+        free(res->fix);
+}
+
+/* Only the rows --only names are printed and judged. */
+static void drop_unwanted(struct checker *k)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < k->n; i++) {
+                if (wanted(k, k->results[i].name))
+                        k->results[kept++] = k->results[i];
+                else
+                        result_done(&k->results[i]);
+        }
+        k->n = kept;
+}
+
 static void checker_done(struct checker *k)
 {
-        for (size_t i = 0; i < k->n; i++) {
-                free(k->results[i].name);
-                free(k->results[i].message);
-                free(k->results[i].fix);
-        }
+        for (size_t i = 0; i < k->n; i++)
+                result_done(&k->results[i]);
         free(k->results);
         closep(&k->root_fd);
         config_done(&k->config);
@@ -668,21 +875,32 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
                 return COMMAND_FAILED;
         }
 
+        /* The config and the mount always: the others need them. */
         check_config(&k, ctx);
         check_mount(&k);
         if (k.root_fd >= 0)
                 monitoring = check_monitoring(&k);
-        if (monitoring) {
+        if (monitoring && wanted(&k, "rmids"))
                 check_rmids(&k);
+        if (monitoring && wanted(&k, "counters"))
                 check_counters(&k);
-        }
-        check_proc(&k);
-        check_state_dir(&k);
-        check_hooks_dirs(&k);
-        if (monitoring) {
+        if (wanted(&k, "proc-resctrl"))
+                check_proc(&k);
+        if (wanted(&k, "state-dir"))
+                check_state_dir(&k);
+        if (wanted(&k, "hooks.d"))
+                check_hooks_dirs(&k);
+        if (monitoring && wanted(&k, "other-managers"))
                 check_other_managers(&k);
+        if (monitoring && (wanted(&k, "coverage") || wanted(&k, "pod-cgroups")))
                 check_coverage(&k);
+        if (wanted(&k, "node-cgroups") || wanted(&k, "runtime-roots")) {
+                bool kubelet = check_node_cgroups(&k);
+
+                if (wanted(&k, "runtime-roots"))
+                        check_runtime_roots(&k, kubelet);
         }
+        drop_unwanted(&k);
         for (size_t i = 0; i < k.n; i++)
                 failed = failed || k.results[i].level == LEVEL_FAIL;
         if (k.oom || (json && print_json(&k, failed) < 0)) {

@@ -47,31 +47,32 @@ struct args {
 
 static void help(void)
 {
-        printf("Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
-               "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]...\n"
-               "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
-               "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
-               "       resctrl-mon-hook [OPTIONS] adopt\n"
-               "\n"
-               "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
-               "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
-               "\n"
-               "Stages:\n"
-               "  createRuntime, prestart   create the pod's group and move the container in\n"
-               "  poststop                  drop the container; remove the group after the last\n"
-               "\n"
-               "Commands:\n"
-               "  check                     is this node set up right (exit 1 if a check fails)\n"
-               "  status                    pods, their groups, members and counters\n"
-               "  gc                        clean up after lost poststops and killed runs\n"
-               "  adopt                     give running containers of pods their groups\n"
-               "\n"
-               "Options:\n"
-               "  -c, --config FILE         configuration (default %s)\n"
-               "  -l, --log-level LEVEL     err, warning, info or debug (overrides the config)\n"
-               "  -h, --help                show this help\n"
-               "  -V, --version             show the version\n",
-               HOOK_DEFAULT_CONFIG);
+        printf(
+            "Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
+            "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]... [--only NAMES]\n"
+            "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
+            "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
+            "       resctrl-mon-hook [OPTIONS] adopt\n"
+            "\n"
+            "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
+            "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
+            "\n"
+            "Stages:\n"
+            "  createRuntime, prestart   create the pod's group and move the container in\n"
+            "  poststop                  drop the container; remove the group after the last\n"
+            "\n"
+            "Commands:\n"
+            "  check                     is this node set up right (exit 1 if a check fails)\n"
+            "  status                    pods, their groups, members and counters\n"
+            "  gc                        clean up after lost poststops and killed runs\n"
+            "  adopt                     give running containers of pods their groups\n"
+            "\n"
+            "Options:\n"
+            "  -c, --config FILE         configuration (default %s)\n"
+            "  -l, --log-level LEVEL     err, warning, info or debug (overrides the config)\n"
+            "  -h, --help                show this help\n"
+            "  -V, --version             show the version\n",
+            HOOK_DEFAULT_CONFIG);
 }
 
 static int parse_stage(const char *s, enum stage *ret)

@@ -23,7 +23,10 @@
 #      namespace hiding it) keeps the group, and says so;
 #   7. a member's init that died and whose pid a new process took (in a pid
 #      namespace, via ns_last_pid) is dropped as such, the new process never
-#      moved, the group removed.
+#      moved, the group removed;
+#   8. gc as the DaemonSet's container runs it (a cgroup namespace of its
+#      own, the node's tree mounted read-only over the namespace's): it joins
+#      what a runtime exec'd, and a pod's group lives as long as its cgroup.
 #   test_facts.sh HOOK RESCTRLFS
 # shellcheck disable=SC2016 # jq programs and sh -c scripts: single quotes on purpose
 # shellcheck disable=SC2119 # write_config takes optional extra lines, none here
@@ -523,12 +526,89 @@ test_pid_reuse() { # KIND
 test_pid_reuse_v2() { test_pid_reuse v2; }
 test_pid_reuse_v1() { test_pid_reuse v1; }
 
+# --- 8: gc as the DaemonSet's container runs it --------------------------------
+
+# The hook with ARGS as the DaemonSet's container runs it: in cgroup CTR, in
+# a cgroup namespace of its own rooted there, KIND's hierarchy mounted
+# afresh (the namespace's subtree, as the runtime mounts it) and the node's
+# tree bound read-only over it (the manifest's hostPath of /sys/fs/cgroup).
+hook_as_daemonset() { # KIND CTR ARGS...
+        local kind=$1 ctr=$2 h fresh
+        h=$(hierarchy "$kind")
+        case $kind in
+        v2) fresh="-t cgroup2 cgroup2" ;;
+        v1) fresh="-t cgroup -o pids cgroup" ;;
+        esac
+        shift 2
+        mkdir -p "$WORK/node-cgroup"
+        (
+                in_cgroup "$ctr" "$BASHPID" &&
+                        exec unshare -m -C --propagation private sh -c '
+                                h=$1 node=$2 fresh=$3; shift 3
+                                mount --bind "$h" "$node" && umount -l "$h" &&
+                                        mount $fresh "$h" && mount --bind "$node" "$h" &&
+                                        mount -o remount,bind,ro "$h" && umount "$node" &&
+                                        exec "$@"' \
+                                _ "$h" "$WORK/node-cgroup" "$fresh" "$HOOK" --config "$CONFIG" "$@"
+        )
+}
+
+# A container started on the node (the hook recorded it there), then a
+# process exec'd into it: gc in the DaemonSet's view joins that process, the
+# pod's group lingers after the last poststop while the pod's pause runs and
+# goes at the first pass after the pod's cgroup went; check's node-cgroups
+# row passes there, and fails where only the namespace's own mount is seen.
+test_daemonset_view() { # KIND
+        local kind=$1 t="$1 DaemonSet's view" root uid id pod cg ds g p0 p1 p2 rc
+        root=$(private_cgroup "$kind") || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        mount_emulator
+        write_config
+        uid=$(new_uid 8) id=$(container_id)
+        pod=$root/kubepods/burstable/pod$uid cg=$pod/$id g=$MNT/mon_groups/$uid
+        ds=$root/kubepods/besteffort/pod-ds/ctr
+        mkdir -p "$pod/sandbox" "$cg" "$ds"
+        sleeper p0 p1 p2
+        in_cgroup "$pod/sandbox" "$p0"
+        in_cgroup "$cg" "$p1"
+        check "$t: createRuntime" launch "$id" "$p1" "$uid" "$(rel "$kind" "$cg")"
+        in_cgroup "$cg" "$p2"
+        : >"$LOG"
+        hook_as_daemonset "$kind" "$ds" gc >"$OUT" 2>>"$LOG"
+        check "$t: gc runs" [ $? -eq 0 ]
+        check "$t: joins the exec'd process" said "join-tasks pod=$uid container=$id count=1 elsewhere=0"
+        check "$t: it is in the group" has_task "$g" "$p2"
+        check "$t: the pause is not" not has_task "$g" "$p0"
+        check "$t: gc logs no error" not grep -Eq "cannot|Bad message" "$LOG"
+        hook_as_daemonset "$kind" "$ds" check --only node-cgroups >"$WORK/check.txt" 2>>"$LOG"
+        check "$t: check sees the node's cgroups" [ $? -eq 0 ]
+        check "$t: from the hierarchy's root" grep -q "^ok .*node-cgroups .* is seen from its root" "$WORK/check.txt"
+        if [ "$kind" = v2 ]; then
+                hook_in_cgroupns "$ds" check --only node-cgroups >"$WORK/check.txt" 2>>"$LOG"
+                rc=$?
+                check "$t: only its own namespace's mount: check fails" [ "$rc" -eq 1 ]
+                check "$t: saying so" grep -q "^fail .*node-cgroups .*seen only from" "$WORK/check.txt"
+        fi
+        stop "$p1"
+        stop "$p2"
+        check "$t: poststop" poststop "$id" "$uid"
+        hook_as_daemonset "$kind" "$ds" gc >"$OUT" 2>>"$LOG"
+        check "$t: the group lingers for the pause" said "linger-group pod=$uid ctrl=/ reason=\"pod cgroup\""
+        check "$t: it is there" test -d "$g"
+        stop "$p0"
+        remove_cgroup_tree "$pod"
+        hook_as_daemonset "$kind" "$ds" gc >"$OUT" 2>>"$LOG"
+        check "$t: removed once the pod's cgroup went" said "remove-group pod=$uid ctrl=/"
+        check "$t: no state left" no_state "$uid"
+}
+test_daemonset_view_v2() { test_daemonset_view v2; }
+test_daemonset_view_v1() { test_daemonset_view v1; }
+
 for t in ${TESTS:-test_static_pod_systemd_v2 test_static_pod_systemd_v1 \
         test_static_pod_cgroupfs_v2 test_static_pod_cgroupfs_v1 test_cgroup_root_v2 test_cgroup_root_v1 \
         test_shared_daemon_cgroup test_other_monitor_v2 test_other_monitor_v1 \
         test_sub_cgroups_v2 test_sub_cgroups_v1 \
         test_unseen_unmounted_v2 test_unseen_unmounted_v1 test_unseen_cgroupns_v2 \
-        test_pid_reuse_v2 test_pid_reuse_v1}; do
+        test_pid_reuse_v2 test_pid_reuse_v1 test_daemonset_view_v2 test_daemonset_view_v1}; do
         : >"$LOG"
         echo "== $t"
         $t
