@@ -200,6 +200,9 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
                 id.runtime = POD_RUNTIME_OTHER;
 
         if (id.runtime == POD_RUNTIME_CONTAINERD) {
+                const char *type = annotation(s, "io.kubernetes.cri.container-type");
+
+                id.sandbox = strcmp(type, "sandbox") == 0;
                 uid = annotation(s, "io.kubernetes.cri.sandbox-uid");
                 id.namespace = name_annotation(s, "io.kubernetes.cri.sandbox-namespace");
                 id.pod_name = name_annotation(s, "io.kubernetes.cri.sandbox-name");

@@ -45,6 +45,9 @@ struct pod_identity {
         const char *namespace;
         const char *pod_name;
         const char *container_name;
+        /* containerd's sandbox (its pause container): no hook runs for it,
+         * so it is no member of the pod's, whoever meets it. */
+        bool sandbox;
 };
 
 /* Finds the pod identity per runtime: containerd (io.kubernetes.cri.container-type

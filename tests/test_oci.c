@@ -382,6 +382,21 @@ START_TEST(test_identity_missing_or_malformed)
                          0);
         ck_assert_str_eq(id.uid, "untouched");
 
+        /* containerd's sandbox: the pod's, marked as no container of it. */
+        ck_assert_int_eq(identity_of("{\"id\":\"s1\",\"annotations\":{\"io.kubernetes.cri."
+                                     "container-type\":\"sandbox\",\"io.kubernetes.cri."
+                                     "sandbox-uid\":\"" POD_UID "\"}}",
+                                     &id),
+                         1);
+        ck_assert(id.sandbox);
+        ck_assert_int_eq(identity_of("{\"id\":\"c1\",\"annotations\":{\"io.kubernetes.cri."
+                                     "container-type\":\"container\",\"io.kubernetes.cri."
+                                     "sandbox-uid\":\"" POD_UID "\"}}",
+                                     &id),
+                         1);
+        ck_assert(!id.sandbox);
+        strcpy(id.uid, "untouched");
+
         ck_assert_int_eq(identity_of("{\"id\":\"c1\",\"annotations\":{\"io.container.manager\":"
                                      "\"cri-o\",\"io.kubernetes.pod.uid\":\"../../etc\"}}",
                                      &id),

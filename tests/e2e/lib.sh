@@ -739,6 +739,17 @@ e2e_scenario_adopt() {
         rm -rf "$e2e_root"/rmh-bad-*
         e2e_assert_groups "$e2e_uid"
 
+        e2e_step "a record containerd marks as a pod's sandbox: no hook ever ran for it, no member"
+        mkdir -p "$e2e_root/rmh-sandbox"
+        printf '{"init_process_pid": %s, "init_process_start": %s, "config": {"labels": ["io.kubernetes.cri.container-type=sandbox", "io.kubernetes.cri.sandbox-uid=%s", "bundle=%s"]}}\n' \
+                "$e2e_pn" "$(awk '{ print $22 }' "/proc/$e2e_pn/stat")" "$(e2e_new_uid)" \
+                "$e2e_tmp/bundles/$e2e_cn" >"$e2e_root/rmh-sandbox/state.json"
+        e2e_adopt
+        grep -q "4 containers seen, 0 adopted" "$e2e_tmp/adopt.out" ||
+                e2e_fail "adopt with a sandbox said: $(cat "$e2e_tmp/adopt.out")"
+        rm -rf "$e2e_root/rmh-sandbox"
+        e2e_assert_groups "$e2e_uid"
+
         e2e_step "delete them: gc removes the adopted pod's group"
         e2e_delete "$e2e_cp"
         e2e_delete "$e2e_cx"
