@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -665,6 +666,7 @@ static bool check_node_cgroups(struct checker *k)
         const struct cgroup_view *v;
         const char *name;
         char kubepods[2 * NAME_MAX + 3] = "";
+        struct statvfs vfs;
         bool kubelet;
 
         if (proc_open(&proc_fd) < 0 || cgroup_mounts_open(proc_fd, &m) < 0) {
@@ -686,7 +688,15 @@ static bool check_node_cgroups(struct checker *k)
                 return false;
         }
         kubelet = find_kubepods(v->fd, 2, "", kubepods, sizeof(kubepods));
-        if (v->whole)
+        /* Above this process's own namespace, in a container: the node's
+         * tree, which gc only reads; writable, it hands the container every
+         * cgroup of the node. */
+        if (v->ups > 0 && fstatvfs(v->fd, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY))
+                add(k, "node-cgroups", LEVEL_FAIL,
+                    "mount it read-only (readOnly: true in deploy/base/daemonset.yaml)",
+                    "the node's %s hierarchy is mounted read-write here; gc needs it read-only",
+                    name);
+        else if (v->whole)
                 add(k, "node-cgroups", LEVEL_OK, NULL, "the %s hierarchy is seen from its root%s%s",
                     name, kubelet ? "; kubelet's pod cgroups are at " : "", kubepods);
         else if (kubelet)

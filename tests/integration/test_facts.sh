@@ -531,25 +531,27 @@ test_pid_reuse_v1() { test_pid_reuse v1; }
 # The hook with ARGS as the DaemonSet's container runs it: in cgroup CTR, in
 # a cgroup namespace of its own rooted there, KIND's hierarchy mounted
 # afresh (the namespace's subtree, as the runtime mounts it) and the node's
-# tree bound read-only over it (the manifest's hostPath of /sys/fs/cgroup).
+# tree bound read-only over it (the manifest's hostPath of /sys/fs/cgroup;
+# read-write with DS_RW=1).
 hook_as_daemonset() { # KIND CTR ARGS...
-        local kind=$1 ctr=$2 h fresh
+        local kind=$1 ctr=$2 h fresh ro=ro
         h=$(hierarchy "$kind")
         case $kind in
         v2) fresh="-t cgroup2 cgroup2" ;;
         v1) fresh="-t cgroup -o pids cgroup" ;;
         esac
         shift 2
+        [ -z "${DS_RW:-}" ] || ro=rw
         mkdir -p "$WORK/node-cgroup"
         (
                 in_cgroup "$ctr" "$BASHPID" &&
                         exec unshare -m -C --propagation private sh -c '
-                                h=$1 node=$2 fresh=$3; shift 3
+                                h=$1 node=$2 fresh=$3 ro=$4; shift 4
                                 mount --bind "$h" "$node" && umount -l "$h" &&
                                         mount $fresh "$h" && mount --bind "$node" "$h" &&
-                                        mount -o remount,bind,ro "$h" && umount "$node" &&
+                                        mount -o "remount,bind,$ro" "$h" && umount "$node" &&
                                         exec "$@"' \
-                                _ "$h" "$WORK/node-cgroup" "$fresh" "$HOOK" --config "$CONFIG" "$@"
+                                _ "$h" "$WORK/node-cgroup" "$fresh" "$ro" "$HOOK" --config "$CONFIG" "$@"
         )
 }
 
@@ -582,7 +584,13 @@ test_daemonset_view() { # KIND
         hook_as_daemonset "$kind" "$ds" check --only node-cgroups >"$WORK/check.txt" 2>>"$LOG"
         check "$t: check sees the node's cgroups" [ $? -eq 0 ]
         check "$t: from the hierarchy's root" grep -q "^ok .*node-cgroups .* is seen from its root" "$WORK/check.txt"
+        # v2: where runtimes give containers a cgroup namespace of their own,
+        # so that check can tell the node's tree from the container's.
         if [ "$kind" = v2 ]; then
+                DS_RW=1 hook_as_daemonset "$kind" "$ds" check --only node-cgroups >"$WORK/check.txt" 2>>"$LOG"
+                rc=$?
+                check "$t: the node's tree read-write: check fails" [ "$rc" -eq 1 ]
+                check "$t: saying so" grep -q "^fail .*node-cgroups .*mounted read-write here" "$WORK/check.txt"
                 hook_in_cgroupns "$ds" check --only node-cgroups >"$WORK/check.txt" 2>>"$LOG"
                 rc=$?
                 check "$t: only its own namespace's mount: check fails" [ "$rc" -eq 1 ]
