@@ -146,6 +146,8 @@ static int translate(const struct cgroup_view *v, const char *printed, char *ret
 
         if (!v->known || ups > v->ups)
                 return -EXDEV;
+        if (strcmp(rest, "/") == 0) /* the namespace's root itself */
+                rest = "";
         for (unsigned i = 0; i < ups; i++)
                 while (keep > 0 && v->ns_root[--keep] != '/')
                         ;
@@ -362,30 +364,31 @@ static bool covers(const char *upper, const char *lower)
                (strncmp(upper, lower, n) == 0 && (lower[n] == '\0' || lower[n] == '/'));
 }
 
-/* Walks depth levels of cgroups below dir_fd (path, len bytes, names it)
- * for the one that holds self's cgroup with pid in it. 1 with ret set, 0
- * when not found, -E2BIG past the bound, -errno. */
+/* A search for the reader's namespace root: the directory below the mount
+ * whose cgroup self lists the reader's thread (cgroup.threads, tasks: a
+ * threaded cgroup lists no processes). */
 struct ns_search {
         const char *self; /* the reader's cgroup below its namespace's root, "/" or "/a/b" */
-        pid_t pid;
+        enum cgroup_kind kind;
+        pid_t tid;
         unsigned left; /* directories still to be opened */
         char path[CGROUP_PATH_MAX];
 };
 
-static int holds_pid(int dir_fd, const struct ns_search *s)
+static int holds_reader(int dir_fd, const struct ns_search *s)
 {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *text = NULL;
-        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
         size_t n = 0;
 
-        if (open_below(dir_fd, s->self, &fd) < 0 ||
-            read_small_file_at(fd, "cgroup.procs", CGROUP_THREADS_MAX, &text) < 0 ||
-            pid_list_parse(text, &pids, &n) < 0)
+        if (open_below(dir_fd, s->self, &fd) < 0 || cgroup_threads(fd, s->kind, &tids, &n) < 0)
                 return 0;
-        return pid_list_has(pids, n, s->pid);
+        return pid_list_has(tids, n, s->tid);
 }
 
+/* Walks depth levels of cgroups below dir_fd (s->path, len bytes, names it)
+ * for it. 1 with s->path set, 0 when not found, -E2BIG past the bound,
+ * -errno. */
 static int find_ns_root(struct ns_search *s, int dir_fd, size_t len, unsigned depth)
 {
         _cleanup_(closedirp) DIR *d = NULL;
@@ -393,7 +396,7 @@ static int find_ns_root(struct ns_search *s, int dir_fd, size_t len, unsigned de
         int r;
 
         if (depth == 0)
-                return holds_pid(dir_fd, s);
+                return holds_reader(dir_fd, s);
         r = opendir_at(dir_fd, ".", &d);
         if (r < 0)
                 return r;
@@ -427,11 +430,12 @@ static int find_ns_root(struct ns_search *s, int dir_fd, size_t len, unsigned de
 
 /* Where view v's namespace root lies below its mount: the directory v->ups
  * levels down that holds the reader's own cgroup (self_printed, as
- * /proc/self/cgroup prints it), found by the reader's pid in its
- * cgroup.procs. Sets v->known and v->ns_root when found. */
-static void locate_ns_root(struct cgroup_view *v, const char *self_printed)
+ * /proc/self/cgroup prints it) with the reader in it. Sets v->known and
+ * v->ns_root when found. */
+static void locate_ns_root(struct cgroup_view *v, enum cgroup_kind kind, const char *self_printed)
 {
-        struct ns_search s = {.self = self_printed, .pid = getpid(), .left = NS_SEARCH_MAX};
+        struct ns_search s = {
+            .self = self_printed, .kind = kind, .tid = getpid(), .left = NS_SEARCH_MAX};
         const char *rest;
 
         if (leading_ups(self_printed, &rest) > 0) /* the reader left its namespace's root */
@@ -453,9 +457,10 @@ static bool shows_root(const struct cgroup_view *v, bool v1)
 
 /* The view of hierarchy index (hierarchy_index) from mounts lines[0..n]:
  * the mount not hidden by a later one whose root lies highest above the
- * namespace's root. */
+ * namespace's root, the first of those. Without one, what /proc prints is
+ * taken as it is only in the initial cgroup namespace (initial_ns). */
 static void open_view(const struct mount_line *lines, size_t n, int index, const char *self_text,
-                      struct cgroup_view *ret)
+                      bool initial_ns, struct cgroup_view *ret)
 {
         char self_printed[CGROUP_PATH_MAX];
         const struct mount_line *best = NULL;
@@ -470,11 +475,12 @@ static void open_view(const struct mount_line *lines, size_t n, int index, const
                         continue; /* another hierarchy, or a mount of a cgroup below the root */
                 for (size_t j = i + 1; j < n && !hidden; j++)
                         hidden = covers(lines[j].point, lines[i].point);
-                if (!hidden && (!best || ups >= best_ups)) {
+                if (!hidden && (!best || ups > best_ups)) {
                         best = &lines[i];
                         best_ups = ups;
                 }
         }
+        ret->known = initial_ns;
         if (!best)
                 return;
         ret->fd = open(best->point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -485,8 +491,27 @@ static void open_view(const struct mount_line *lines, size_t n, int index, const
         if (!ret->known &&
             find_hierarchy(self_text, index < 0 ? CGROUP_V2 : CGROUP_V1,
                            index < 0 ? NULL : v1_controllers[index], self_printed) == 1)
-                locate_ns_root(ret, self_printed);
+                locate_ns_root(ret, index < 0 ? CGROUP_V2 : CGROUP_V1, self_printed);
         ret->whole = ret->known && shows_root(ret, index >= 0);
+}
+
+/* The inode of the initial cgroup namespace, the same on every boot
+ * (PROC_CGROUP_INIT_INO, include/linux/proc_ns.h). */
+#define CGROUP_NS_INIT_INO 0xEFFFFFFBU
+
+bool cgroup_in_initial_ns(int proc_fd)
+{
+        struct stat st;
+
+        return fstatat(proc_fd, "self/ns/cgroup", &st, 0) == 0 && st.st_ino == CGROUP_NS_INIT_INO;
+}
+
+void cgroup_mounts_as_printed(struct cgroup_mounts *m)
+{
+        *m = (struct cgroup_mounts) CGROUP_MOUNTS_INIT;
+        m->v2.known = true;
+        for (size_t i = 0; i < ELEMENTSOF(m->v1); i++)
+                m->v1[i].known = true;
 }
 
 int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
@@ -496,6 +521,7 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         _cleanup_free_ char *text = NULL, *self_text = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = 0, room = 0;
+        bool initial_ns;
         char *save = NULL;
         int r;
 
@@ -520,9 +546,10 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         }
         if (read_cgroup_file(proc_fd, getpid(), &self_text) < 0)
                 self_text = NULL;
-        open_view(lines, n, -1, self_text ? self_text : "", &m.v2);
+        initial_ns = cgroup_in_initial_ns(proc_fd);
+        open_view(lines, n, -1, self_text ? self_text : "", initial_ns, &m.v2);
         for (size_t i = 0; i < ELEMENTSOF(m.v1); i++)
-                open_view(lines, n, (int) i, self_text ? self_text : "", &m.v1[i]);
+                open_view(lines, n, (int) i, self_text ? self_text : "", initial_ns, &m.v1[i]);
         if (cgroup_of_pid(proc_fd, &m, getpid(), &m.self) < 0)
                 m.self.path[0] = '\0';
         *ret = m;

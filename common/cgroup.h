@@ -65,7 +65,7 @@ struct cgroup_mounts {
 
 #define CGROUP_VIEW_INIT                                                                           \
         {                                                                                          \
-                .fd = -EBADF, .known = true, .ns_root = "/"                                        \
+                .fd = -EBADF, .known = false, .ns_root = "/"                                       \
         }
 #define CGROUP_MOUNTS_INIT                                                                         \
         {                                                                                          \
@@ -77,8 +77,17 @@ struct cgroup_mounts {
 
 /* 0 (some views may not be mounted), or -errno when mountinfo cannot be
  * read. A view whose namespace root is not found below its mount is not
- * known: nothing it shows is translated. */
+ * known: nothing it shows is translated. Neither is one not mounted here,
+ * but in the initial cgroup namespace, whose paths are the node's. */
 int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret);
+
+/* Is this process in the initial cgroup namespace? Unknown: no. */
+bool cgroup_in_initial_ns(int proc_fd);
+
+/* Views with nothing mounted that take /proc's paths as they are: what a
+ * reader in the initial cgroup namespace needs to read /proc alone, without
+ * mountinfo (createRuntime's record). */
+void cgroup_mounts_as_printed(struct cgroup_mounts *m);
 void cgroup_mounts_close(struct cgroup_mounts *m);
 
 /* The view of ref's hierarchy in m. */
@@ -95,8 +104,9 @@ const struct cgroup_view *cgroup_view_of(const struct cgroup_mounts *m,
 int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct cgroup_ref *ret);
 
 /* pid's cgroup in one hierarchy: the unified one (controller "" or NULL) or
- * the v1 one whose controller list holds controller; "/" when pid is at its
- * root. 0; -ESRCH when pid is gone; -ENOENT when the file lists no such
+ * the v1 one whose controller list holds controller (pids, cpu or memory:
+ * m has no view of another's, whose paths are -EXDEV); "/" when pid is at
+ * its root. 0; -ESRCH when pid is gone; -ENOENT when the file lists no such
  * hierarchy; -EXDEV and -EBADMSG as cgroup_of_pid. */
 int cgroup_of_pid_in(int proc_fd, const struct cgroup_mounts *m, pid_t pid, enum cgroup_kind kind,
                      const char *controller, struct cgroup_ref *ret);

@@ -147,6 +147,7 @@ int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod
                                 if (r != -ENOENT)
                                         return r;
                         }
-        *ret = POD_CGROUP_GONE;
+        /* In no layout: gone where a whole hierarchy is seen, else unseen. */
+        *ret = m->v2.whole || m->v1[0].whole ? POD_CGROUP_GONE : POD_CGROUP_UNSEEN;
         return 0;
 }

@@ -108,7 +108,7 @@ int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t p
                              const char *expected, struct cgroup_ref *ret, bool *ret_matched)
 {
         struct cgroup_ref fallback = {0};
-        bool found = false;
+        bool found = false, outside = false;
 
         *ret_matched = false;
         for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
@@ -116,7 +116,8 @@ int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t p
                 int r = cgroup_of_pid_in(proc_fd, m, pid, hierarchies[i].kind,
                                          hierarchies[i].controller, &cg);
 
-                if (r == -ENOENT)
+                outside |= r == -EXDEV;
+                if (r == -ENOENT || r == -EXDEV) /* that hierarchy: none, or not seen */
                         continue;
                 if (r < 0)
                         return r;
@@ -136,7 +137,7 @@ int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t p
                 }
         }
         if (!found)
-                return -ENOENT;
+                return outside ? -EXDEV : -ENOENT;
         *ret = fallback;
         return 0;
 }

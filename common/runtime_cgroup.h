@@ -33,8 +33,10 @@ int runtime_cgroup_path(const char *cgroups_path, char ret[static CGROUP_PATH_MA
  * its runtime's cgroup: a runtime that left the container in the cgroup it
  * inherited, as runc's cgroupfs driver does in the unified tree of a hybrid
  * host, made none there). Paths in m's views. *ret_matched says whether
- * expected matched. 0; -ENOENT when there is none; -ESRCH when pid is gone;
- * -EXDEV when a cgroup of pid lies outside the view; -EBADMSG. */
+ * expected matched. A hierarchy the views cannot place pid's cgroup in is
+ * passed over. 0; -ENOENT when there is none; -EXDEV when there is none
+ * but some hierarchy could not be placed; -ESRCH when pid is gone;
+ * -EBADMSG. */
 int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t pid,
                              const char *expected, struct cgroup_ref *ret, bool *ret_matched);
 

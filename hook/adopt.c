@@ -106,7 +106,8 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                               .state = &state,
                               .pod = &pod,
                               .proc_fd = a->proc_fd,
-                              .deadline = now_usec() + (int64_t) a->config->lock_timeout_ms * 1000};
+                              .deadline = now_usec() + (int64_t) a->config->lock_timeout_ms * 1000,
+                              .cgroups = &a->cgroups};
         r = stage_create(&ctx, &outcome);
         if (r < 0)
                 outcome = "error";

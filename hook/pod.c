@@ -364,6 +364,12 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                 if (r > 0)
                         (*ret_joined)++;
         }
+        if (r == -EXDEV)
+                return log_warning_errno(r,
+                                         "cannot tell which threads are container %s's: this "
+                                         "process's cgroup namespace is not found in the "
+                                         "cgroup mount (check: node-cgroups); none joined",
+                                         m->id);
         if (r < 0)
                 return log_warning_errno(r,
                                          "cannot put the threads of container %s into the "
@@ -682,9 +688,15 @@ int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts,
          * container between its restarts, CRI-O's dropped infra container). */
         switch (pod_cgroup_state(s, mounts)) {
         case POD_CGROUP_UNSEEN:
-                log_warning("cannot see cgroup %s:%s of pod %s from here; its group is kept",
-                            cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
-                            s->uid);
+                if (s->st.has_pod_cgroup)
+                        log_warning("cannot see cgroup %s:%s of pod %s from here; its group is "
+                                    "kept",
+                                    cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
+                                    s->uid);
+                else
+                        log_warning("cannot see a whole cgroup hierarchy from here to tell "
+                                    "whether pod %s lives; its group is kept",
+                                    s->uid);
                 s->dirty |= emptied_now;
                 return GROUP_POD_UNSEEN;
         case POD_CGROUP_EMPTY:

@@ -116,6 +116,7 @@ static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
                          struct container_cgroups *ret)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
+        const struct cgroup_mounts *views = ctx->cgroups ? ctx->cgroups : &mounts;
         char expected[CGROUP_PATH_MAX], shown[TEXT_ESCAPED_SIZE];
         bool matched;
         int r;
@@ -127,15 +128,19 @@ static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
                             text_escape(shown, sizeof(shown), cgroups_path), ctx->state->id);
                 cgroups_path = NULL;
         }
-        /* Without the mounts, paths as /proc/<pid>/cgroup gives them. */
-        (void) cgroup_mounts_open(ctx->proc_fd, &mounts);
-        r = runtime_container_cgroup(ctx->proc_fd, &mounts, ctx->state->pid,
+        /* A runtime's hook in the initial cgroup namespace, the common case,
+         * reads /proc's paths as they are, without mountinfo. */
+        if (!ctx->cgroups && cgroup_in_initial_ns(ctx->proc_fd))
+                cgroup_mounts_as_printed(&mounts);
+        else if (!ctx->cgroups)
+                (void) cgroup_mounts_open(ctx->proc_fd, &mounts);
+        r = runtime_container_cgroup(ctx->proc_fd, views, ctx->state->pid,
                                      cgroups_path ? expected : NULL, &ret->cgroup, &matched);
         if (r == -ENOENT) /* none of its own: its init is all there is */
                 return;
         if (r == -EXDEV) {
-                log_warning("pid %d is in a cgroup outside what this cgroup namespace's mounts "
-                            "show; not recorded",
+                log_warning("cannot place the cgroups of pid %d in the cgroup mounts seen from "
+                            "here (check: node-cgroups); not recorded",
                             ctx->state->pid);
                 return;
         }

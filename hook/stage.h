@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "oci.h"
 
@@ -19,6 +20,9 @@ struct hook_ctx {
         const struct pod_identity *pod;
         int proc_fd;
         int64_t deadline; /* now_usec() time by which every wait of the run gives up */
+        /* The caller's views of the cgroups (adopt's); NULL: a stage reads
+         * what it needs itself. */
+        const struct cgroup_mounts *cgroups;
 };
 
 /* createRuntime/prestart: put the container's init into the pod's monitoring

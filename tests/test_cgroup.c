@@ -14,14 +14,16 @@
 #include "tmptree.h"
 
 static int proc_fd = -EBADF;
-/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them. */
-static const struct cgroup_mounts none = CGROUP_MOUNTS_INIT;
+/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them
+ * (cgroup_mounts_as_printed, in setup). */
+static struct cgroup_mounts none;
 
 static void setup(void)
 {
         proc_fd = tmptree_new(NULL);
         tmptree_mkdir(proc_fd, "100");
         tmptree_mkdir(proc_fd, "self");
+        cgroup_mounts_as_printed(&none);
 }
 
 static void teardown(void)
@@ -146,7 +148,8 @@ START_TEST(test_open_and_threads)
         ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
         ck_assert_int_ge(m.v2.fd, 0); /* the one shown from its root, not /sub */
         ck_assert_int_ge(m.v1[0].fd, 0);
-        ck_assert_int_lt(m.v1[1].fd, 0); /* cpu: not mounted */
+        ck_assert_int_lt(m.v1[1].fd, 0); /* cpu: not mounted, */
+        ck_assert(!m.v1[1].known);       /* and a fake /proc is no initial cgroup namespace */
         ck_assert(m.v2.known && m.v2.ups == 0 && strcmp(m.v2.ns_root, "/") == 0);
         ck_assert(m.v2.whole);     /* no cgroup.type: a hierarchy's root */
         ck_assert(!m.v1[0].whole); /* no release_agent: not one */
@@ -258,10 +261,12 @@ START_TEST(test_of_pid_in)
         ck_assert_str_eq(r.path, "/");
         ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V2, "", &r), 0);
         ck_assert_str_eq(r.path, "/");
-        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "cpuacct", &r), 0);
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "cpu", &r), 0);
         ck_assert_int_eq(r.kind, CGROUP_V1);
-        ck_assert_str_eq(r.controller, "cpuacct");
+        ck_assert_str_eq(r.controller, "cpu");
         ck_assert_str_eq(r.path, "/kubepods/ab");
+        /* A hierarchy with no view here (none of pids, cpu, memory): not placed. */
+        ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "cpuacct", &r), -EXDEV);
         ck_assert_int_eq(cgroup_of_pid_in(proc_fd, &none, 100, CGROUP_V1, "pids", &r), 0);
         ck_assert_str_eq(r.path, "/");
 
@@ -534,9 +539,9 @@ START_TEST(test_namespace_view)
         tmptree_mkdir(top, "v2/kubepods/pod1/ctr");
         tmptree_mkdir(top, "v2/kubepods/pod1/ctr/sub");
         tmptree_mkdir(top, "v2/kubepods/pod2");
-        tmptree_put(top, "v2/kubepods/pod0/cgroup.procs", "1\n");
+        tmptree_put(top, "v2/kubepods/pod0/cgroup.threads", "1\n");
         (void) snprintf(procs, sizeof(procs), "1\n%d\n", (int) getpid());
-        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.procs", procs);
+        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.threads", procs);
         (void) snprintf(self, sizeof(self), "%d", (int) getpid());
         tmptree_mkdir(proc_fd, self);
         tmptree_put(proc_fd, strcat(self, "/cgroup"), "0::/sub\n");
@@ -562,6 +567,9 @@ START_TEST(test_namespace_view)
         tmptree_put(proc_fd, "100/cgroup", "0::/a\n");
         ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), 0);
         ck_assert_str_eq(r.path, "/kubepods/pod1/ctr/a");
+        tmptree_put(proc_fd, "100/cgroup", "0::/\n"); /* the namespace's root itself */
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), 0);
+        ck_assert_str_eq(r.path, "/kubepods/pod1/ctr");
         /* Above the mount's root: outside the view. */
         tmptree_put(proc_fd, "100/cgroup", "0::/../../../../y\n");
         ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -EXDEV);
@@ -569,7 +577,7 @@ START_TEST(test_namespace_view)
         cgroup_mounts_close(&m);
 
         /* The reader in no cgroup below: the view cannot translate. */
-        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.procs", "1\n");
+        tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.threads", "1\n");
         ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
         ck_assert(!m.v2.known && !m.v2.whole);
         ck_assert_str_eq(m.self.path, "");

@@ -58,6 +58,10 @@ START_TEST(test_gone)
         enum pod_cgroup st = POD_CGROUP_POPULATED;
         struct cgroup_ref ref;
 
+        /* In none of kubelet's layouts: unseen but where a whole hierarchy is seen. */
+        ck_assert_int_eq(look(&st, &ref), 0);
+        ck_assert_int_eq(st, POD_CGROUP_UNSEEN);
+        m.v1[0].whole = true;
         ck_assert_int_eq(look(&st, &ref), 0);
         ck_assert_int_eq(st, POD_CGROUP_GONE);
         /* Another pod's cgroup is not this one's. */

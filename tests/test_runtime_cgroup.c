@@ -16,12 +16,17 @@ static char self[32];
 
 /* A fake /proc with the container's init at 100 and the caller (the hook, in
  * its runtime's cgroup) at getpid(). */
+/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them
+ * (cgroup_mounts_as_printed, in setup). */
+static struct cgroup_mounts none;
+
 static void setup(void)
 {
         proc_fd = tmptree_new(NULL);
         tmptree_mkdir(proc_fd, "100");
         (void) snprintf(self, sizeof(self), "%d", (int) getpid());
         tmptree_mkdir(proc_fd, self);
+        cgroup_mounts_as_printed(&none);
 }
 
 static void teardown(void)
@@ -72,8 +77,6 @@ START_TEST(test_cgroups_path)
 }
 END_TEST
 
-/* No hierarchy mounted: paths as /proc/<pid>/cgroup gives them. */
-static const struct cgroup_mounts none = CGROUP_MOUNTS_INIT;
 
 static int container(const char *expected, struct cgroup_ref *ret, bool *matched)
 {
