@@ -656,59 +656,74 @@ static bool find_kubepods(int dir_fd, int levels, const char *above, char *ret, 
         return false;
 }
 
-/* Can gc see kubelet's pod cgroups from here: a cgroup hierarchy mounted
- * from its root, or at least kubelet's tree, with this process's cgroup
- * namespace placed in it? True when kubelet's tree is seen. */
+/* Can gc see kubelet's pod cgroups from here, in each hierarchy it records
+ * containers in that is mounted (unified, pids): mounted from its root, or
+ * at least with kubelet's tree in it, this process's cgroup namespace placed
+ * in it, and read-only where it lies above that namespace (a container's
+ * view of the node)? True when kubelet's tree is seen. */
 static bool check_node_cgroups(struct checker *k)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
         _cleanup_close_ int proc_fd = -EBADF;
-        const struct cgroup_view *v;
-        const char *name;
-        char kubepods[2 * NAME_MAX + 3] = "";
-        struct statvfs vfs;
-        bool kubelet;
+        const struct cgroup_view *views[] = {&m.v2, &m.v1[0]};
+        static const char *const names[] = {"unified", "pids"};
+        char kubepods[2 * NAME_MAX + 3] = "", here[2 * NAME_MAX + 3], seen[64] = "";
+        const char *kube_in = NULL;
+        bool bad = false;
 
         if (proc_open(&proc_fd) < 0 || cgroup_mounts_open(proc_fd, &m) < 0) {
                 add(k, "node-cgroups", LEVEL_FAIL, NULL, "cannot read /proc/self/mountinfo: %m");
                 return false;
         }
-        v = m.v2.fd >= 0 ? &m.v2 : &m.v1[0];
-        name = m.v2.fd >= 0 ? "unified" : "pids";
-        if (v->fd < 0) {
+        for (size_t i = 0; i < ELEMENTSOF(views); i++) {
+                const struct cgroup_view *v = views[i];
+                struct statvfs vfs;
+                bool kube;
+
+                if (v->fd < 0)
+                        continue;
+                list_append(seen, sizeof(seen), names[i]);
+                if (!v->known) {
+                        add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
+                            "this process's cgroup is not found in the %s hierarchy's mount, %u "
+                            "levels above its cgroup namespace: the cgroups of other namespaces "
+                            "cannot be placed",
+                            names[i], v->ups);
+                        bad = true;
+                        continue;
+                }
+                /* Above this process's own namespace, in a container: the
+                 * node's tree, which gc only reads; writable, it hands the
+                 * container every cgroup of the node. */
+                if (v->ups > 0 && fstatvfs(v->fd, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY)) {
+                        add(k, "node-cgroups", LEVEL_FAIL,
+                            "mount it read-only (readOnly: true in deploy/base/daemonset.yaml)",
+                            "the node's %s hierarchy is mounted read-write here; gc needs it "
+                            "read-only",
+                            names[i]);
+                        bad = true;
+                }
+                kube = find_kubepods(v->fd, 2, "", here, sizeof(here));
+                if (kube && !kube_in) {
+                        memcpy(kubepods, here, sizeof(kubepods));
+                        kube_in = names[i];
+                }
+                if (!kube && !v->whole && !bad) {
+                        add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
+                            "the %s hierarchy is seen only from %s, this process's cgroup "
+                            "namespace: kubelet's pod cgroups are not there",
+                            names[i], v->ns_root);
+                        bad = true;
+                }
+        }
+        if (!seen[0])
                 add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
                     "neither the unified nor the pids cgroup hierarchy is mounted here");
-                return false;
-        }
-        if (!v->known) {
-                add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
-                    "this process's cgroup is not found in the %s hierarchy's mount, %u levels "
-                    "above its cgroup namespace: the cgroups of other namespaces cannot be placed",
-                    name, v->ups);
-                return false;
-        }
-        kubelet = find_kubepods(v->fd, 2, "", kubepods, sizeof(kubepods));
-        /* Above this process's own namespace, in a container: the node's
-         * tree, which gc only reads; writable, it hands the container every
-         * cgroup of the node. */
-        if (v->ups > 0 && fstatvfs(v->fd, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY))
-                add(k, "node-cgroups", LEVEL_FAIL,
-                    "mount it read-only (readOnly: true in deploy/base/daemonset.yaml)",
-                    "the node's %s hierarchy is mounted read-write here; gc needs it read-only",
-                    name);
-        else if (v->whole)
-                add(k, "node-cgroups", LEVEL_OK, NULL, "the %s hierarchy is seen from its root%s%s",
-                    name, kubelet ? "; kubelet's pod cgroups are at " : "", kubepods);
-        else if (kubelet)
-                add(k, "node-cgroups", LEVEL_OK, NULL,
-                    "kubelet's pod cgroups are seen at %s of the %s hierarchy's mount", kubepods,
-                    name);
-        else
-                add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
-                    "the %s hierarchy is seen only from %s, this process's cgroup namespace: "
-                    "kubelet's pod cgroups are not there",
-                    name, m.self.path[0] ? m.self.path : "?");
-        return kubelet;
+        else if (!bad)
+                add(k, "node-cgroups", LEVEL_OK, NULL, "gc sees the %s hierarchies%s%s%s%s", seen,
+                    kube_in ? "; kubelet's pod cgroups at " : "", kubepods, kube_in ? " of " : "",
+                    kube_in ? kube_in : "");
+        return kube_in != NULL;
 }
 
 /* Can adopt read the runtimes' records of running containers? Only a
