@@ -39,6 +39,10 @@ struct gc {
         struct cgroup_mounts cgroups; /* this pass's */
         bool abmc;                    /* this pass's: bandwidth counters are assigned (abmc.h) */
         json_t *actions;              /* this pass's, for --json */
+        /* This pass's pods with members, by the pid namespace their state
+         * was written in: gc's own, or another (skipped). */
+        unsigned pods_ours, pods_foreign;
+        uint64_t foreign_ns; /* the last other pid namespace seen */
 };
 
 /* What stateDir holds for one pod UID. */
@@ -397,19 +401,26 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
         }
 }
 
-/* 1 when the pod's state is of another pid namespace: its pids mean nothing here. */
-static int check_pid_ns(struct gc *gc, const struct pod_session *s)
+/* Is the pod's state of another pid namespace (a runtime in a container
+ * that shares /run: kind, Docker-in-Docker)? Its pids mean nothing here:
+ * the pod is left as it is, said once, and the pass goes on. */
+static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
 {
-        if (s->st.pid_ns == 0 || s->st.pid_ns == gc->env.pid_ns)
-                return 0;
-        log_error("state of pod %s was written in pid namespace %llu, gc runs in %llu: run gc "
-                  "in the host pid namespace (hostPID), where the hook runs; refusing",
-                  s->uid, (unsigned long long) s->st.pid_ns, (unsigned long long) gc->env.pid_ns);
-        return -EXDEV;
+        if (s->st.n_members == 0 || s->st.pid_ns == 0 || s->st.pid_ns == gc->env.pid_ns) {
+                gc->pods_ours += s->st.n_members > 0;
+                return false;
+        }
+        gc->pods_foreign++;
+        gc->foreign_ns = s->st.pid_ns;
+        log_warning("state of pod %s was written in pid namespace %llu, gc runs in %llu; "
+                    "skipped",
+                    s->uid, (unsigned long long) s->st.pid_ns, (unsigned long long) gc->env.pid_ns);
+        report_pod(gc, "skip-pod", s->uid, "another pid namespace");
+        return true;
 }
 
 /* Debris first (a temp file of a killed save), then members, then groups.
- * -EXDEV stops gc; anything else about one pod is reported and skipped. */
+ * Anything about one pod is reported and skipped. */
 static int gc_locked_pod(struct gc *gc, struct pod_session *s)
 {
         _cleanup_free_ char *why = NULL;
@@ -434,9 +445,9 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
                 report_pod(gc, "skip-pod", s->uid, strerror(-r));
                 return 0;
         }
-        if (check_pid_ns(gc, s) < 0) {
+        if (foreign_pid_ns(gc, s)) {
                 s->loaded = false; /* leave it as it is */
-                return -EXDEV;
+                return 0;
         }
 
         drop_dead_members(gc, s);
@@ -605,8 +616,17 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                 if (r < 0)
                         log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
         }
+        gc->pods_ours = gc->pods_foreign = 0;
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = gc_pod(gc, &entries[i]);
+        /* Only state of other namespaces: it is gc that runs in the wrong one. */
+        if (r >= 0 && gc->pods_foreign > 0 && gc->pods_ours == 0) {
+                log_error("the state of every pod here was written in another pid namespace "
+                          "(%llu), gc runs in %llu: run gc in the host pid namespace (hostPID), "
+                          "where the hook runs; refusing",
+                          (unsigned long long) gc->foreign_ns, (unsigned long long) gc->env.pid_ns);
+                r = -EXDEV;
+        }
         if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, entries, n);
         if (r >= 0 && !gc->opts.dry_run)
@@ -731,13 +751,13 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
                 return COMMAND_FAILED;
         }
 
-        /* A pass that cannot run (resctrl not mounted yet, stateDir missing)
-         * is logged and tried again at the next interval: a DaemonSet's gc
-         * waits for the node instead of crash-looping. Only a pid namespace
-         * that is not the hook's ends it, since no later pass can do better. */
+        /* A pass that cannot run (resctrl not mounted yet, stateDir missing,
+         * only pods of another pid namespace so far) is logged and tried
+         * again at the next interval: a DaemonSet's gc waits for the node
+         * instead of crash-looping. */
         for (;;) {
                 r = gc_pass(&gc, c, proc_fd);
-                if (gc.opts.interval == 0 || r == -EXDEV)
+                if (gc.opts.interval == 0)
                         return r < 0 ? COMMAND_FAILED : COMMAND_OK;
                 sleep_sec(gc.opts.interval);
         }

@@ -367,7 +367,8 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
         /* A lingering group is taken back: same RMID, counters continue. */
         if (g)
                 g->emptied = false;
-        s->st.pid_ns = s->env->pid_ns;
+        if (s->env->pid_ns != 0)
+                s->st.pid_ns = s->env->pid_ns;
         r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
         if (r >= 0)
                 r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
@@ -447,6 +448,17 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         if (r < 0)
                 return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 
+        /* Members recorded from another pid namespace (a runtime in a
+         * container that shares /run): their pids mean nothing here, this
+         * one's nothing there. They are left as they are. */
+        if (s->st.n_members > 0 && s->st.pid_ns != 0 && s->env->pid_ns != 0 &&
+            s->st.pid_ns != s->env->pid_ns) {
+                log_error("state of pod %s was written in pid namespace %llu, this hook runs in "
+                          "%llu; not recorded",
+                          ctx->pod->uid, (unsigned long long) s->st.pid_ns,
+                          (unsigned long long) s->env->pid_ns);
+                return -EXDEV;
+        }
         if (already_member(ctx, s, start_time)) {
                 *ret_outcome = "already recorded";
                 return 0;

@@ -485,7 +485,7 @@ test_last_pass() {
                 <("$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG")
 }
 
-# --- gc refuses state of another pid namespace -------------------------------
+# --- state of another pid namespace ------------------------------------------
 
 test_pid_namespace() {
         mount_emulator
@@ -502,6 +502,51 @@ test_pid_namespace() {
         check "group untouched" has_task "$G1" "$p1"
         check "in our namespace it runs" gc_out
         stop "$p1"; poststop c1 "$UID1"
+}
+
+# A member file of another pid namespace (a runtime in a container sharing
+# /run) sorting first: gc skips that pod, says why, and cleans the pods
+# after it; a createRuntime here does not relabel that pod's members; with
+# only such state left, each pass refuses but gc --interval keeps running.
+test_foreign_pid_ns() {
+        mount_emulator
+        write_config
+        local pf p2 p3 before loop
+        sleeper pf p2 p3
+        create c1 "$pf" "$UID1"
+        create c2 "$p2" "$UID2"
+        jq -c '.pid_ns += 1' "$STATE/$UID1.members" >"$WORK/foreign" &&
+                cat "$WORK/foreign" >"$STATE/$UID1.members"
+        before=$(cat "$STATE/$UID1.members")
+        stop "$p2" # no poststop: gc's to clean
+        check "foreign first: gc runs" gc_out
+        check "foreign first: skipped, saying why" said "skip-pod pod=$UID1 reason=\"another pid namespace\""
+        check "foreign first: logged" grep -q "state of pod $UID1 was written in pid namespace" "$LOG"
+        check "foreign first: its state untouched" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "foreign first: its group untouched" has_task "$G1" "$pf"
+        check "foreign first: the pod after it cleaned" said "remove-group pod=$UID2"
+        check "foreign first: its state gone" no_state "$UID2"
+        create c3 "$p3" "$UID1"
+        check "createRuntime here: not recorded, saying why" grep -q \
+                "createRuntime c3: state of pod $UID1 was written in pid namespace .*; not recorded" "$LOG"
+        check "createRuntime here: no relabelling" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "createRuntime here: nothing moved" not has_task "$G1" "$p3"
+        # Only the other namespace's pod is left: each pass refuses, and says
+        # so, but gc --interval waits for pods of its own.
+        : >"$LOG"
+        "$HOOK" --config "$CONFIG" gc --interval 1 >/dev/null 2>>"$LOG" &
+        loop=$!
+        sleep 2.5
+        check "only foreign state: gc --interval keeps running" kill -0 "$loop"
+        stop "$loop"
+        check "only foreign state: each pass refuses, saying why" \
+                [ "$(grep -c "the state of every pod here was written in another pid namespace" "$LOG")" -ge 2 ]
+        jq -c '.pid_ns -= 1' "$STATE/$UID1.members" >"$WORK/foreign" &&
+                cat "$WORK/foreign" >"$STATE/$UID1.members"
+        stop "$pf"
+        stop "$p3"
+        poststop c1 "$UID1"
+        check "nothing left" no_state "$UID1"
 }
 
 # --- invalid state, usage, --interval ----------------------------------------
@@ -647,7 +692,7 @@ test_join_cgroup_v2() { test_join_cgroup v2; }
 test_join_cgroup_v1() { test_join_cgroup v1; }
 
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
-        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_misc \
+        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
         test_ctrl_group_full test_snc test_last_pass}; do
