@@ -16,7 +16,7 @@ static int64_t deadline_after(unsigned timeout_ms)
 
 /* Polls rather than blocking so that the wait stays bounded whatever the
  * inherited signal mask; sleeps from 1 ms growing to 10 ms. */
-static int lock_until(int fd, int op, int64_t deadline)
+int lock_fd_until(int fd, int op, int64_t deadline)
 {
         long sleep_ms = 1;
 
@@ -37,7 +37,7 @@ static int lock_until(int fd, int op, int64_t deadline)
 
 int lock_fd(int fd, int op, unsigned timeout_ms)
 {
-        return lock_until(fd, op, deadline_after(timeout_ms));
+        return lock_fd_until(fd, op, deadline_after(timeout_ms));
 }
 
 int lock_file_acquire(int dir_fd, const char *name, unsigned timeout_ms, int *ret_fd)
@@ -55,7 +55,7 @@ int lock_file_acquire(int dir_fd, const char *name, unsigned timeout_ms, int *re
                 fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
                         return -errno;
-                r = lock_until(fd, LOCK_EX, deadline);
+                r = lock_fd_until(fd, LOCK_EX, deadline);
                 if (r < 0)
                         return r;
                 if (fstat(fd, &st_fd) < 0)

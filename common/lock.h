@@ -3,10 +3,15 @@
  * so a SIGKILLed holder releases them at once. */
 #pragma once
 
+#include <stdint.h>
+
 /* flock(fd, op | LOCK_NB) retried until it succeeds or timeout_ms has passed
  * (CLOCK_MONOTONIC): 0, -ETIMEDOUT or -errno. A polling loop rather than
  * SIGALRM, because the hook inherits a signal mask it does not control. */
 int lock_fd(int fd, int op, unsigned timeout_ms);
+
+/* The same until deadline, a now_usec() time: two waits that share one. */
+int lock_fd_until(int fd, int op, int64_t deadline);
 
 /* Takes an exclusive lock on dir_fd/name, creating it (0600, O_NOFOLLOW,
  * O_CLOEXEC) if needed. Robust to the file being unlinked by its previous

@@ -162,9 +162,32 @@ int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd)
         return 0;
 }
 
+/* Takes op (LOCK_EX for a change, LOCK_SH for a read) on the root through
+ * the turnstile: flock(LOCK_EX) on info/, held only until the root's lock
+ * is. A writer that holds it while it waits for readers to finish keeps new
+ * readers out, so overlapping readers can never starve it: it waits for
+ * those already in, at most. Both waits share one deadline. */
+static int lock_through_turnstile(int root_fd, int op, unsigned timeout_ms)
+{
+        _cleanup_close_ int turnstile = -EBADF;
+        int64_t deadline = now_usec() + (int64_t) timeout_ms * 1000;
+        int r;
+
+        turnstile = openat(root_fd, "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (turnstile < 0)
+                return -errno;
+        r = lock_fd_until(turnstile, LOCK_EX, deadline);
+        return r < 0 ? r : lock_fd_until(root_fd, op, deadline);
+}
+
 int rdt_lock(int root_fd, unsigned timeout_ms)
 {
-        return lock_fd(root_fd, LOCK_EX, timeout_ms);
+        return lock_through_turnstile(root_fd, LOCK_EX, timeout_ms);
+}
+
+int rdt_lock_shared(int root_fd, unsigned timeout_ms)
+{
+        return lock_through_turnstile(root_fd, LOCK_SH, timeout_ms);
 }
 
 void rdt_unlock(int root_fd)

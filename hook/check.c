@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
@@ -17,7 +16,6 @@
 #include "command.h"
 #include "fsutil.h"
 #include "kubepods.h"
-#include "lock.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -224,7 +222,7 @@ static void check_rmids(struct checker *k)
                 add(k, "rmids", LEVEL_FAIL, NULL, "cannot read num_rmids: %s", strerror(-r));
                 return;
         }
-        r = lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms);
+        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
         if (r >= 0) {
                 r = rdt_groups_count(k->root_fd, &used);
                 rdt_unlock(k->root_fd);
@@ -289,7 +287,7 @@ static void check_counters(struct checker *k)
                                          "%sdomain %u %u of %u free", i ? ", " : "", total.ids[i],
                                          left, total.counts[i]);
         }
-        if (lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms) >= 0) {
+        if (rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms) >= 0) {
                 (void) rdt_groups_foreach(k->root_fd, count_starving, &st);
                 rdt_unlock(k->root_fd);
         }
@@ -492,7 +490,7 @@ static void check_other_managers(struct checker *k)
         int r;
 
         c.state_fd = open(k->config.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        r = lock_fd(k->root_fd, LOCK_SH, k->config.lock_timeout_ms);
+        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
         if (r >= 0) {
                 r = rdt_groups_foreach(k->root_fd, census_group, &c);
                 rdt_unlock(k->root_fd);

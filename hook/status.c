@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,7 +18,6 @@
 #include "counters.h"
 #include "fsutil.h"
 #include "gc.h"
-#include "lock.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -303,8 +301,10 @@ static void read_group(const struct node_view *nv, int root_fd, const char *uid,
                                        !a.assigned[ev][i];
 }
 
-/* Reads every group's counters and counts the groups in use, under the
- * kernel's shared lock so that no cooperating tool changes groups meanwhile. */
+/* Reads every group's counters and counts the groups in use, each pod's and
+ * the count under the kernel's shared lock, so that no cooperating tool
+ * changes a group meanwhile; taken per pod, so that a hook waiting to
+ * change one waits for one pod's reads at most. */
 static int gather_resctrl(struct node_view *nv)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
@@ -322,17 +322,18 @@ static int gather_resctrl(struct node_view *nv)
         nv->abmc = abmc_active(root_fd) == 1 &&
                    abmc_counters(root_fd, &nv->mbm_total, &nv->mbm_available) >= 0;
 
-        r = lock_fd(root_fd, LOCK_SH, nv->config->lock_timeout_ms);
-        if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       nv->config->lock_timeout_ms);
         for (size_t i = 0; i < nv->n_pods; i++) {
-                for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
-                        read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
                 struct pod_coverage cover;
 
+                r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
+                if (r < 0)
+                        return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                               nv->config->lock_timeout_ms);
+                for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
+                        read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
                 pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
                              &cover);
+                rdt_unlock(root_fd);
                 nv->pods[i].threads = cover.threads;
                 nv->pods[i].threads_in = cover.in;
                 nv->pods[i].threads_elsewhere = cover.elsewhere;
@@ -340,6 +341,10 @@ static int gather_resctrl(struct node_view *nv)
                 nv->threads_in += nv->pods[i].threads_in;
                 nv->threads_elsewhere += nv->pods[i].threads_elsewhere;
         }
+        r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       nv->config->lock_timeout_ms);
         r = rdt_groups_count(root_fd, &nv->in_use);
         rdt_unlock(root_fd);
         if (r < 0)

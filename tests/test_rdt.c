@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -733,6 +735,58 @@ START_TEST(test_lock_times_out)
 }
 END_TEST
 
+/* Adds ms to t. */
+static void add_ms(struct timespec *t, long ms)
+{
+        t->tv_nsec += ms * 1000000;
+        t->tv_sec += t->tv_nsec / 1000000000;
+        t->tv_nsec %= 1000000000;
+}
+
+/* Two readers on a fixed clock so that one always holds the shared lock (each
+ * holds 15 ms of every 20, 10 ms apart), as overlapping scrapes do: a writer
+ * still gets the lock, through the turnstile that keeps new readers out
+ * while it waits. Polling alone, it would wait for a gap that never comes. */
+START_TEST(test_lock_readers_cannot_starve_a_writer)
+{
+        struct timespec start;
+        pid_t readers[2];
+
+        ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &start), 0);
+        add_ms(&start, 100);
+        for (int i = 0; i < 2; i++) {
+                readers[i] = fork();
+                ck_assert_int_ge(readers[i], 0);
+                if (readers[i] == 0) {
+                        struct timespec at = start;
+                        int fd = -EBADF;
+
+                        if (rdt_open(root_path, false, &fd) < 0)
+                                _exit(1);
+                        add_ms(&at, i * 10);
+                        for (;;) {
+                                (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+                                if (rdt_lock_shared(fd, 60000) < 0)
+                                        _exit(1);
+                                add_ms(&at, 15);
+                                (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+                                rdt_unlock(fd);
+                                add_ms(&at, 5);
+                        }
+                }
+        }
+        add_ms(&start, 50);
+        (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL);
+
+        ck_assert_int_eq(rdt_lock(root_fd, 2000), 0);
+        rdt_unlock(root_fd);
+        for (int i = 0; i < 2; i++) {
+                kill(readers[i], SIGKILL);
+                ck_assert_int_eq(waitpid(readers[i], NULL, 0), readers[i]);
+        }
+}
+END_TEST
+
 static Suite *rdt_suite(void)
 {
         Suite *s = suite_create("rdt");
@@ -762,6 +816,7 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_ctrl_mon_tasks);
         tcase_add_test(tc, test_ctrl_add_task);
         tcase_add_test(tc, test_lock_times_out);
+        tcase_add_test(tc, test_lock_readers_cannot_starve_a_writer);
         suite_add_tcase(s, tc);
         return s;
 }
