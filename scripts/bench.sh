@@ -195,3 +195,5 @@ done
 writer_runs "hook, 4 status loops"
 kill "${readers[@]}" 2>/dev/null
 wait "${readers[@]}" 2>/dev/null || true
+# The status each loop was running finishes on its own: then resctrl unmounts.
+while pgrep -f -- "$work/config.yaml status" >/dev/null; do sleep 0.1; done
