@@ -3,7 +3,9 @@
 # The DaemonSet's container: installs the hook onto the node, registers it
 # once it can work there, adopts the pods already running, and runs gc:
 #   entrypoint.sh              all of that, until SIGTERM
-#   entrypoint.sh ready        the readiness probe: exit 0 once registered
+#   entrypoint.sh ready        the readiness probe: exit 0 once registered and
+#                              able to see the node (node_problems); else
+#                              says why, which kubelet puts in the probe's event
 #   entrypoint.sh uninstall    removes the registration (before deleting the
 #                              DaemonSet; deploy/README.md)
 #
@@ -36,6 +38,7 @@ interval=${RMH_GC_INTERVAL:-60}
 retry=${RMH_RETRY_SECONDS:-10}
 stages="createRuntime poststop"
 gc_pid=""
+sleep_pid=""
 
 say() {
         printf 'resctrl-mon-hook-installer: %s\n' "$*" >&2
@@ -110,6 +113,23 @@ registered() {
         done
 }
 
+# What gc and adopt cannot see of the node, as check's failing rows (each with
+# its fix line), or all it said when it failed without a row (a usage
+# error); nothing, and true, when they see it all: kubelet's pod cgroups (the
+# node's /sys/fs/cgroup mounted, its whole tree visible from this cgroup
+# namespace) and the runtime roots adopt reads (deploy/base/daemonset.yaml).
+node_problems() {
+        out=$("$bin" --config "$config" check --only node-cgroups,runtime-roots 2>&1)
+        rc=$?
+        [ "$rc" -ne 0 ] || return 0
+        rows=$(printf '%s\n' "$out" | awk '
+                /^[^ ]/ { keep = $1 == "fail" }
+                keep')
+        [ -n "$rows" ] || rows="check --only node-cgroups,runtime-roots exited $rc: ${out:-saying nothing}"
+        printf '%s\n' "$rows"
+        return 1
+}
+
 # Waits until the hook can work on the node: a gc --dry-run opens resctrl (a
 # resctrl mount, with monitoring) and the state directory, and changes nothing.
 # Meanwhile no registration stays (a previous pod's, before a reboot that left
@@ -124,13 +144,16 @@ wait_until_usable() {
                 fi
                 ! any_registered || uninstall
                 sleep "$retry" &
-                wait $!
+                sleep_pid=$!
+                wait "$sleep_pid"
+                sleep_pid=""
         done
 }
 
 # shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
+        [ -z "$sleep_pid" ] || kill "$sleep_pid" 2>/dev/null
         [ -z "$gc_pid" ] || kill -TERM "$gc_pid" 2>/dev/null
         [ -z "$gc_pid" ] || wait "$gc_pid"
         say "stopped; the hook stays registered (entrypoint.sh uninstall removes it)"
@@ -139,7 +162,14 @@ stop() {
 
 case ${1:-} in
 ready)
-        registered
+        # Registered, and gc and adopt see what they need: a pod that cannot
+        # see kubelet's pod cgroups would keep every group, and one that
+        # cannot read the runtime roots would adopt nothing.
+        if ! registered; then
+                echo "the hook is not registered in $hooks_dir (yet): is resctrl mounted, with monitoring? (the pod's log says why)"
+                exit 1
+        fi
+        node_problems
         exit
         ;;
 uninstall)
@@ -183,6 +213,26 @@ say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 "$bin" --config "$config" adopt || say "adopt exited with status $?"
 "$bin" --config "$config" gc --interval "$interval" &
 gc_pid=$!
+# What keeps the pod not ready (ready above), said once each time it changes,
+# so that the log tells what the probe's events do; every RMH_RETRY_SECONDS
+# while gc runs; the first time too.
+said=unsaid
+while kill -0 "$gc_pid" 2>/dev/null; do
+        why=$(node_problems)
+        if [ "$why" != "$said" ]; then
+                if [ -n "$why" ]; then
+                        say "not ready: gc or adopt cannot see the node:"
+                        printf '%s\n' "$why" | while IFS= read -r line; do say "  $line"; done
+                else
+                        say "ready: gc and adopt see the node's cgroups and runtime roots"
+                fi
+                said=$why
+        fi
+        sleep "$retry" &
+        sleep_pid=$!
+        wait "$sleep_pid"
+        sleep_pid=""
+done
 wait "$gc_pid"
 rc=$?
 # The hooks stay registered: they work without gc, and the restarted pod reinstalls.

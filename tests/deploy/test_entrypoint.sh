@@ -38,11 +38,30 @@ chmod 0755 "$tmp/node/state"
 printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 
 # The stub hook: gc --dry-run succeeds while $tmp/usable exists (resctrl
-# mounted), else says why not; adopt records that it ran (after the hooks
-# were registered) and returns; gc records who ran it and with what, then
-# waits to be killed.
+# mounted), else says why not; check --only node-cgroups,runtime-roots prints
+# those two rows as the hook does, node-cgroups failing while $tmp/hidden
+# exists (no host cgroup mount), or fails as a hook without --only does while
+# $tmp/old exists; adopt records that it ran (after the hooks were
+# registered) and returns; gc records who ran it and with what, then waits to
+# be killed.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
+if [ "$3" = check ]; then
+        if [ -e "$RUN/../old" ]; then
+                echo "resctrl-mon-hook: unrecognized option '--only'" >&2
+                exit 2
+        fi
+        [ "$4 $5 $#" = "--only node-cgroups,runtime-roots 5" ] || { echo "stub: check $*" >&2; exit 2; }
+        if [ -e "$RUN/../hidden" ]; then
+                echo "fail  node-cgroups    the unified hierarchy is seen only from /, this process's cgroup namespace: kubelet's pod cgroups are not there"
+                echo "                      fix: mount the node's /sys/fs/cgroup (read-only) at /sys/fs/cgroup"
+                echo "ok    runtime-roots   adopt reads /run/runc"
+                exit 1
+        fi
+        echo "ok    node-cgroups    the unified hierarchy is seen from its root"
+        echo "ok    runtime-roots   adopt reads /run/runc"
+        exit 0
+fi
 if [ "$4" = --dry-run ]; then
         [ -e "$RUN/../usable" ] && exit 0
         echo "resctrl-mon-hook: '/sys/fs/resctrl' is not a resctrl mount" >&2
@@ -52,6 +71,7 @@ if [ "$3" = adopt ]; then
         ls "$RUN/../node/hooks.d" >"$RUN/adopt.saw"
         exit 0
 fi
+[ ! -e "$RUN/../gc-fails" ] || exit 3
 echo "$PPID" >"$RUN/entry.pid"
 printf '%s\n' "$@" >"$RUN/gc.args.tmp"
 mv "$RUN/gc.args.tmp" "$RUN/gc.args"
@@ -147,10 +167,49 @@ stop_entry() {
         rm -f "$run/entry.pid" "$run/gc.pid"
 }
 
+# wait_log PATTERN: until the entrypoint's log ($run/out) has a line matching it, 5 s at most.
+wait_log() {
+        i=0
+        until grep -q -- "$1" "$run/out"; do
+                i=$((i + 1))
+                [ "$i" -le 50 ] || fail "no line '$1' in the log within 5 s: $(cat "$run/out")"
+                sleep 0.1
+        done
+}
+
 touch "$tmp/usable"
 say "-- first install: binary and config, then the JSON files, by rename"
 run_entry 1
 check_installed
+say "-- ready: registered, and gc and adopt see the node"
+out=$(entry sh "$entry" ready 2>&1) || fail "not ready once registered: $out"
+[ -z "$out" ] || fail "ready says something while ready: $out"
+wait_log "ready: gc and adopt see the node's cgroups and runtime roots"
+say "-- the node's cgroups hidden: not ready, saying which row fails and its fix, once in the log"
+touch "$tmp/hidden"
+out=$(entry sh "$entry" ready 2>&1) && fail "ready while check fails"
+[ "$(printf '%s\n' "$out" | sed -n 1p | cut -c 1-20)" = "fail  node-cgroups  " ] &&
+        printf '%s\n' "$out" | sed -n 2p | grep -q "fix: mount the node's /sys/fs/cgroup" &&
+        [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] ||
+        fail "ready does not say exactly the failing row and its fix: $out"
+wait_log "not ready: gc or adopt cannot see the node:"
+wait_log "installer:   fail  node-cgroups"
+sleep 2.5 # two more checks: said once
+[ "$(grep -c "not ready: gc or adopt" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
+grep -q "runtime-roots" "$run/out" && fail "the log names a row that passes: $(cat "$run/out")"
+rm "$tmp/hidden"
+i=0
+until [ "$(grep -c "ready: gc and adopt see the node" "$run/out")" -eq 2 ]; do
+        i=$((i + 1))
+        [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
+        sleep 0.1
+done
+entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once the cgroups are seen again"
+say "-- a hook without check --only: not ready, saying why"
+touch "$tmp/old"
+out=$(entry sh "$entry" ready 2>&1) && fail "ready while check cannot run"
+printf '%s\n' "$out" | grep -q "unrecognized option '--only'" || fail "ready does not say why: $out"
+rm "$tmp/old"
 say "-- SIGTERM: the hook stays registered"
 stop_entry
 
@@ -178,7 +237,8 @@ sleep 1.5 # a retry or so
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") while unusable"
 grep -q "is not a resctrl mount" "$run/out" || fail "did not say why: $(cat "$run/out")"
 [ "$(grep -c "not registering" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
-! entry sh "$entry" ready || fail "ready while nothing is registered"
+out=$(entry sh "$entry" ready 2>&1) && fail "ready while nothing is registered"
+printf '%s\n' "$out" | grep -q "not registered" || fail "ready does not say why: $out"
 say "-- resctrl mounted: registered within a retry, ready"
 touch "$tmp/usable"
 i=0
@@ -195,7 +255,26 @@ say "-- uninstall: the registration goes, the binary stays"
 entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$run/out")"
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d")"
 [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "uninstall removed the binary"
-! entry sh "$entry" ready || fail "ready after uninstall"
+! entry sh "$entry" ready >/dev/null || fail "ready after uninstall"
+
+say "-- gc exits: so does the entrypoint, with its status, within a retry"
+run=$tmp/run5
+mkdir -p "$run"
+touch "$tmp/gc-fails"
+entry sh "$entry" </dev/null >"$run/out" 2>&1 &
+entry_pid=$!
+i=0
+while kill -0 "$entry_pid" 2>/dev/null; do
+        i=$((i + 1))
+        [ "$i" -le 50 ] || { kill "$entry_pid"; fail "still runs 5 s after gc exited: $(cat "$run/out")"; }
+        sleep 0.1
+done
+wait "$entry_pid"
+rc=$?
+[ "$rc" -eq 3 ] && grep -q "gc exited with status 3" "$run/out" ||
+        fail "exited $rc, not gc's 3: $(cat "$run/out")"
+rm "$tmp/gc-fails"
+entry sh "$entry" uninstall >/dev/null 2>&1 || fail "uninstall"
 
 say "-- refuses to register anything without the binary in the image"
 run=$tmp/run3

@@ -3,9 +3,13 @@
 # deploy/ checked statically (no cluster, no registry here):
 #   test_manifests.sh SOURCE_DIR BUILD_DIR YAMLFLAT
 # Every manifest parses; the DaemonSet's pod is least-privilege with hostPID and
-# exactly the four hostPaths; its paths agree with the entrypoint, the sample
+# exactly its hostPaths: four it writes (install directory, hooks.d, state,
+# resctrl) and, read-only at the node's paths, those gc and adopt read (the
+# cgroup tree, the runtime roots of the default config, the bundles), none
+# holding a runtime's API socket; its paths agree with the entrypoint, the sample
 # config, the Containerfile and the layout `cmake --install` makes; the
-# Containerfile copies only files that exist; the containerd examples name the
+# Containerfile copies only files that exist and takes its base images as
+# build arguments defaulting to Debian's public ones; the containerd examples name the
 # installed hook; the base and every overlay render with kubectl kustomize,
 # each overlay doing what it is for; cmake --install renames the binary into
 # place and links /usr/sbin/resctrl-mon-hook to it.
@@ -62,6 +66,13 @@ grep -qE "rename[a-z0-9]*\(.*\"$tmp/root$layout_bin\".*= 0$" "$tmp/install.trace
 state_dir=$(sed -n 's|^#stateDir: ||p' "$top/config/config.yaml")
 resctrl=$(sed -n 's|^#resctrlPath: ||p' "$top/config/config.yaml")
 [ -n "$state_dir" ] && [ -n "$resctrl" ] || fail "no stateDir or resctrlPath default in config/config.yaml"
+# adopt's default runtimeRoots, one a line.
+runtime_roots=$(sed -n 's|^#runtimeRoots: \[\(.*\)\]$|\1|p' "$top/config/config.yaml" | tr -d ' ' | tr , '\n')
+[ -n "$runtime_roots" ] || fail "no runtimeRoots default in config/config.yaml"
+# The bundles those roots' records name: containerd's runc shim's (kubelet's
+# namespace, k8s.io, as its runtime root) and CRI-O's.
+bundle_dirs="/run/containerd/io.containerd.runtime.v2.task/k8s.io
+/run/containers/storage/overlay-containers"
 
 echo "-- the DaemonSet"
 ds=$tmp/deploy_base_daemonset.yaml.flat
@@ -82,16 +93,20 @@ expect "$pod" "$c.securityContext.privileged" false
 expect "$pod" "$c.securityContext.allowPrivilegeEscalation" false
 expect "$pod" "$c.securityContext.readOnlyRootFilesystem" true
 expect "$pod" "$c.securityContext.capabilities.drop.0" ALL
-! grep -q "^$c\.securityContext\.capabilities\.add" "$pod" || fail "the container adds capabilities"
+# One capability back: resctrl's mon_groups/ is 0555 (a kernfs root's mode),
+# so that mkdir and rmdir of a pod's group there take CAP_DAC_OVERRIDE.
+[ "$(grep "^$c\.securityContext\.capabilities\.add\." "$pod")" = "$c.securityContext.capabilities.add.0=DAC_OVERRIDE" ] ||
+        fail "the container adds capabilities [$(sed -n "s|^$c\.securityContext\.capabilities\.add\.[0-9]*=||p" "$pod" | tr '\n' ' ')], not DAC_OVERRIDE alone"
 
-# Every volume is a hostPath or the ConfigMap; the hostPaths are exactly these four.
+# Every volume is a hostPath or the ConfigMap; the hostPaths are exactly these.
 env() {
         i=$(sed -n "s|^$c\.env\.\([0-9]*\)\.name=$1$|\1|p" "$pod")
         [ -n "$i" ] || fail "the container does not set $1"
         val "$pod" "$c.env.$i.value"
 }
 node_dir=$(env RMH_NODE_DIR)
-want=$(printf '%s\n' "$node_dir" "$layout_hooks" "$state_dir" "$resctrl" | sort)
+want=$(printf '%s\n' "$node_dir" "$layout_hooks" "$state_dir" "$resctrl" /sys/fs/cgroup \
+        "$runtime_roots" "$bundle_dirs" | sort)
 have=$(sed -n 's|^volumes\.[0-9]*\.hostPath\.path=||p' "$pod" | sort)
 [ "$have" = "$want" ] || fail "hostPaths are [$(echo $have)], expected [$(echo $want)]"
 for i in $(sed -n 's|^volumes\.\([0-9]*\)\.name=.*|\1|p' "$pod"); do
@@ -108,6 +123,41 @@ mount_of() {
         [ "$(val "$pod" "$c.volumeMounts.$j.readOnly")" != true ] || fail "$1 is mounted read-only"
         val "$pod" "$c.volumeMounts.$j.mountPath"
 }
+# ro_mount_of HOSTPATH: the volume of that hostPath must be mounted read-only
+# at the node's path, the mounts below it too where the node can
+# (recursiveReadOnly, which takes mountPropagation None).
+ro_mount_of() {
+        i=$(grep "^volumes\.[0-9]*\.hostPath\.path=$1$" "$pod" | cut -d. -f2)
+        name=$(val "$pod" "volumes.$i.name")
+        j=$(sed -n "s|^$c\.volumeMounts\.\([0-9]*\)\.name=$name$|\1|p" "$pod")
+        [ -n "$j" ] || fail "the hostPath $1 is not mounted"
+        [ "$(echo "$j" | wc -l)" -eq 1 ] || fail "the hostPath $1 is mounted more than once"
+        [ "$(val "$pod" "$c.volumeMounts.$j.readOnly")" = true ] || fail "$1 is not mounted read-only"
+        case $(val "$pod" "$c.volumeMounts.$j.recursiveReadOnly") in
+        IfPossible | Enabled) ;;
+        *) fail "$1 is not mounted recursiveReadOnly (IfPossible or Enabled): the mounts below it would be writable" ;;
+        esac
+        [ "$(val "$pod" "$c.volumeMounts.$j.mountPath")" = "$1" ] || fail "$1 is not mounted at its own path"
+        case $(val "$pod" "$c.volumeMounts.$j.mountPropagation") in
+        '' | None) ;;
+        *) fail "$1 is mounted with mountPropagation $(val "$pod" "$c.volumeMounts.$j.mountPropagation"), which recursiveReadOnly forbids" ;;
+        esac
+        ! grep -q "^$c\.volumeMounts\.$j\.subPath" "$pod" || fail "$1 is mounted with a subPath"
+}
+# gc reads the node's cgroup tree; adopt the runtime roots of the hook's
+# default config, at their paths, and the bundles their records name.
+ro_mount_of /sys/fs/cgroup
+for r in $runtime_roots; do ro_mount_of "$r"; done
+for b in $bundle_dirs; do ro_mount_of "$b"; done
+# No hostPath reaches a runtime's API socket: a pod that could would command the runtime.
+for h in $(sed -n 's|^volumes\.[0-9]*\.hostPath\.path=||p' "$pod"); do
+        for sock in /run/containerd/containerd.sock /run/containerd/containerd.sock.ttrpc \
+                /run/containerd/s/x /run/crio/crio.sock /run/docker.sock /run/podman/podman.sock \
+                /run/nri/nri.sock /run/dbus/system_bus_socket /run/systemd/private; do
+                case $sock in "$h" | "$h"/*) fail "the hostPath $h holds $sock, a runtime's API socket" ;; esac
+        done
+        case $h in /var/run | /var/run/*) fail "the hostPath $h: name /run's path, as the runtimes write it" ;; esac
+done
 [ "$(mount_of "$node_dir")" = "$(env RMH_INSTALL_DIR)" ] || fail "RMH_INSTALL_DIR is not where $node_dir is mounted"
 [ "$(mount_of "$layout_hooks")" = "$(env RMH_HOOKS_DIR)" ] || fail "RMH_HOOKS_DIR is not where $layout_hooks is mounted"
 # gc reads stateDir and resctrlPath from the config: they must be at the node's paths.
@@ -131,6 +181,11 @@ v=$(val "$tmp/config.flat" 0.stateDir)
 [ -z "$v" ] || [ "$v" = "$state_dir" ] || fail "the ConfigMap sets stateDir to $v, not the hostPath"
 v=$(val "$tmp/config.flat" 0.resctrlPath)
 [ -z "$v" ] || [ "$v" = "$resctrl" ] || fail "the ConfigMap sets resctrlPath to $v, not the hostPath"
+! grep -q '^0\.runtimeRoots' "$tmp/config.flat" ||
+        fail "the ConfigMap sets runtimeRoots: the mounts are the default's"
+# The probe runs check: more than the default second on a throttled node.
+[ "$(val "$pod" "$c.readinessProbe.timeoutSeconds")" -ge 5 ] 2>/dev/null ||
+        fail "the readiness probe's timeoutSeconds is '$(val "$pod" "$c.readinessProbe.timeoutSeconds")', not 5 or more"
 # Not a pod's container: the hook loads the config, then exits without a word.
 echo '{"ociVersion": "1.0.2", "id": "x", "status": "creating", "pid": 1, "bundle": "/",
   "annotations": {}}' | "$build/hook/resctrl-mon-hook" --config "$tmp/config.yaml" \
@@ -198,6 +253,14 @@ grep -q "^COPY --from=build /out$layout_bin $(sed -n 's|^bin=${RMH_BIN:-\(.*\)}$
 grep -q "^COPY hooks.d/resctrl-mon-hook.json.in $(sed -n 's|^template=${RMH_TEMPLATE:-\(.*\)}$|\1|p' "$top/deploy/entrypoint.sh")\$" \
         "$tmp/copies" || fail "the image's template is not where the entrypoint's RMH_TEMPLATE says"
 grep -q -- '-DSTATIC=ON' "$cf" || fail "the image's hook is not linked statically"
+# Both base images are build arguments (local bases build without a
+# registry), defaulting to Debian 12's public images.
+[ "$(grep '^FROM ' "$cf")" = "$(printf '%s\n' 'FROM ${BUILD_IMAGE} AS build' 'FROM ${RUNTIME_IMAGE}')" ] ||
+        fail "the Containerfile's FROM lines are not FROM \${BUILD_IMAGE} AS build, FROM \${RUNTIME_IMAGE}: $(grep '^FROM ' "$cf" | tr '\n' ' ')"
+grep -qx 'ARG BUILD_IMAGE=docker.io/library/debian:12' "$cf" ||
+        fail "BUILD_IMAGE does not default to docker.io/library/debian:12"
+grep -qx 'ARG RUNTIME_IMAGE=docker.io/library/debian:12-slim' "$cf" ||
+        fail "RUNTIME_IMAGE does not default to docker.io/library/debian:12-slim"
 grep -q -- '-DCMAKE_INSTALL_PREFIX=/usr' "$cf" || fail "the image does not install with prefix /usr"
 for p in build obj-; do
         grep -q "^$p" "$top/.dockerignore" || fail ".dockerignore does not exclude $p"
