@@ -38,7 +38,7 @@ interval=${RMH_GC_INTERVAL:-60}
 retry=${RMH_RETRY_SECONDS:-10}
 stages="createRuntime poststop"
 gc_pid=""
-sleep_pid=""
+watch_pid=""
 
 say() {
         printf 'resctrl-mon-hook-installer: %s\n' "$*" >&2
@@ -144,16 +144,36 @@ wait_until_usable() {
                 fi
                 ! any_registered || uninstall
                 sleep "$retry" &
-                sleep_pid=$!
-                wait "$sleep_pid"
-                sleep_pid=""
+                wait $!
+        done
+}
+
+# What keeps the pod not ready (ready below), said once each time it changes,
+# so that the log tells what the probe's events do; every RMH_RETRY_SECONDS
+# while gc runs, the first time too. In the background: the main shell waits
+# for gc alone, so that no pid it signals can be one reaped already (the
+# container shares the node's PID namespace: a reused pid is any process).
+watch_node() {
+        said=unsaid
+        while :; do
+                why=$(node_problems)
+                if [ "$why" != "$said" ]; then
+                        if [ -n "$why" ]; then
+                                say "not ready: gc or adopt cannot see the node:"
+                                printf '%s\n' "$why" | while IFS= read -r line; do say "  $line"; done
+                        else
+                                say "ready: gc and adopt see the node's cgroups and runtime roots"
+                        fi
+                        said=$why
+                fi
+                sleep "$retry"
         done
 }
 
 # shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
-        [ -z "$sleep_pid" ] || kill "$sleep_pid" 2>/dev/null
+        [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null
         [ -z "$gc_pid" ] || kill -TERM "$gc_pid" 2>/dev/null
         [ -z "$gc_pid" ] || wait "$gc_pid"
         say "stopped; the hook stays registered (entrypoint.sh uninstall removes it)"
@@ -213,28 +233,11 @@ say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 "$bin" --config "$config" adopt || say "adopt exited with status $?"
 "$bin" --config "$config" gc --interval "$interval" &
 gc_pid=$!
-# What keeps the pod not ready (ready above), said once each time it changes,
-# so that the log tells what the probe's events do; every RMH_RETRY_SECONDS
-# while gc runs; the first time too.
-said=unsaid
-while kill -0 "$gc_pid" 2>/dev/null; do
-        why=$(node_problems)
-        if [ "$why" != "$said" ]; then
-                if [ -n "$why" ]; then
-                        say "not ready: gc or adopt cannot see the node:"
-                        printf '%s\n' "$why" | while IFS= read -r line; do say "  $line"; done
-                else
-                        say "ready: gc and adopt see the node's cgroups and runtime roots"
-                fi
-                said=$why
-        fi
-        sleep "$retry" &
-        sleep_pid=$!
-        wait "$sleep_pid"
-        sleep_pid=""
-done
+watch_node &
+watch_pid=$!
 wait "$gc_pid"
 rc=$?
+kill "$watch_pid" 2>/dev/null
 # The hooks stay registered: they work without gc, and the restarted pod reinstalls.
 say "gc exited with status $rc"
 exit "$rc"
