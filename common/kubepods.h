@@ -47,8 +47,8 @@ int kubepods_recorded_cgroup(const struct cgroup_mounts *m, const struct cgroup_
 /* What kubelet's cgroup of pod uid (canonical) is now, from cgroup.events'
  * "populated" (v2) or pids.current (v1); in none of kubelet's layouts, GONE
  * where m shows the unified or the pids hierarchy whole, else UNSEEN.
- * *ret_ref names the cgroup found, or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a file in
- * the way (cgroup_open: nothing outside the mount is followed); -EBADMSG
- * when the cgroup's file does not parse; -errno. */
+ * *ret_ref names the cgroup found, or the one that failed. 0; -ELOOP or -ENOTDIR for a symlink or a
+ * file in the way (cgroup_open: nothing outside the mount is followed); -EBADMSG when the cgroup's
+ * file does not parse; -errno. */
 int kubepods_pod_cgroup(const struct cgroup_mounts *m, const char *uid, enum pod_cgroup *ret,
                         struct cgroup_ref *ret_ref);

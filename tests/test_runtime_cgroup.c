@@ -77,7 +77,6 @@ START_TEST(test_cgroups_path)
 }
 END_TEST
 
-
 static int container(const char *expected, struct cgroup_ref *ret, bool *matched)
 {
         return runtime_container_cgroup(proc_fd, &none, 100, expected, ret, matched);
