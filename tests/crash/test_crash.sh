@@ -26,7 +26,8 @@
 # after mkdir; after gc no group of the hook's holds an mbm_local_bytes
 # counter, and once the pod is gone every counter it held is free again.
 # The injection points are listed from a run under strace, so they grow with
-# the code.
+# the code; only the calls main makes count (not the dynamic loader's), and of
+# those each fault only where it can tell something (injection_points).
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
 #     FAULTS default: "signal=KILL error=EIO error=ENOSPC";
 #     SCENARIO: own | foreign | join | adopt | abmc
@@ -64,38 +65,37 @@ live() { # PID START_TIME: the process runs and is the one recorded
         [ "$2" != Z ] && [ "$2" != X ] && [ "${21}" = "$1" ]
 }
 
-group_dir() { # UID CTRL
-        if [ "$2" = / ]; then echo "$MNT/mon_groups/$1"; else echo "$MNT/$2/mon_groups/$1"; fi
-}
-
 # Checks every invariant of the header; gc has just run with its report in $WORK/gc.out.
 check_invariants() {
-        local f uid id ctrl pid start monitored g members=() files
+        local f uid id ctrl pid start monitored rmids_out g gc_out members=() files
         ok=1
-        grep -q "skip-pod" "$WORK/gc.out" && { fail "gc skipped a pod: $(cat "$WORK/gc.out")"; ok=0; }
-        [ -z "$(find "$STATE" -name '*.tmp')" ] || { fail "temp file left"; ok=0; }
+        read -rd '' gc_out <"$WORK/gc.out"
+        [[ $gc_out != *skip-pod* ]] || { fail "gc skipped a pod: $gc_out"; ok=0; }
+        # Globs, not find: a check runs some thousand times, a process each would double its time.
+        files=("$STATE"/*.tmp)
+        [ ! -e "${files[0]}" ] || { fail "temp file left"; ok=0; }
         for f in "$STATE"/*.lock; do
                 [ -e "$f" ] || continue
                 [ -e "${f%.lock}.members" ] || { fail "lock file without state: $f"; ok=0; }
         done
-        # One jq for every file: "uid id ctrl pid start_time monitored" per member.
-        files=$(find "$STATE" -name '*.members')
-        [ -n "$files" ] && mapfile -t members < <(jq -r '.uid as $u | .members[] |
-                "\($u) \(.id) \(.ctrl) \(.pid) \(.start_time) \(.monitored)"' $files 2>/dev/null ||
+        # One jq for every file: "uid id ctrl pid start_time monitored out-of-RMIDs" per member.
+        files=("$STATE"/*.members)
+        [ -e "${files[0]}" ] && mapfile -t members < <(jq -r '.uid as $u | .members[] |
+                "\($u) \(.id) \(.ctrl) \(.pid) \(.start_time) \(.monitored)" +
+                " \(.reason // "" | startswith("out of RMIDs"))"' "${files[@]}" 2>/dev/null ||
                 echo torn)
         [ "${members[-1]:-}" != torn ] || { fail "torn member file"; ok=0; }
-        # The emulator has RMIDs to spare: only a failed mkdir may say they ran out.
-        if [ -n "$files" ] && [ "${point%%:*}:${fault:-}" != mkdirat:error=ENOSPC ] &&
-                jq -e 'select(.members[].reason // "" | startswith("out of RMIDs"))' $files \
-                        >/dev/null 2>&1; then
-                fail "a failure that was not mkdir's recorded as out of RMIDs"
-                ok=0
-        fi
         declare -A live_group=()
         for f in "${members[@]}"; do
-                read -r uid id ctrl pid start monitored <<<"$f"
+                read -r uid id ctrl pid start monitored rmids_out <<<"$f"
+                # The emulator has RMIDs to spare: only a failed mkdir may say they ran out.
+                if [ "$rmids_out" = true ] && [ "${point%%:*}:${fault:-}" != mkdirat:error=ENOSPC ]; then
+                        fail "a failure that was not mkdir's recorded as out of RMIDs"
+                        ok=0
+                fi
                 [ "$monitored" = true ] && live "$pid" "$start" || continue
-                g=$(group_dir "$uid" "$ctrl")
+                g=$MNT/mon_groups/$uid
+                [ "$ctrl" = / ] || g=$MNT/$ctrl/mon_groups/$uid
                 live_group[$g]=1
                 grep -qx "$pid" "$g/tasks" 2>/dev/null ||
                         { fail "live member $id (pid $pid) not in $g"; ok=0; }
@@ -113,11 +113,68 @@ check_invariants() {
         [ "$ok" = 1 ] && passed=$((passed + 1))
 }
 
-# The hook's system calls at STAGE, as "name:N" (the Nth call of that name),
-# from one undisturbed run in the same starting position.
-injection_points() { # STAGE JSON
-        strace -f -qq -o "$WORK/trace" "$HOOK" --config "$CONFIG" "$1" <<<"$2" 2>>"$LOG" >/dev/null
-        sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' "$WORK/trace" | awk '{ print $1 ":" ++n[$1] }'
+# The hook's system calls at STAGE from one undisturbed run in the same
+# starting position, written to FILE a line each as "NAME:N FAULT...", the Nth
+# call of that name (strace's when=) and the faults worth injecting there:
+#   signal=KILL  before a call that leaves something behind the process (a
+#                write, a directory or file made, removed or renamed): a kill
+#                before any other call leaves just what a kill before the next
+#                of these does, as descriptors, locks and memory die with it;
+#   error=EIO    any call but those whose failure nobody can see (close: the
+#                descriptor is gone either way; getpid and the like);
+#   error=ENOSPC the calls that can run out of space (RMIDs for mkdir).
+# Only calls with main on their stack count: the dynamic loader's fail the
+# exec, before the hook has done anything.
+injection_points() { # STAGE JSON FILE
+        strace -f -k -qq -o "$WORK/trace" "$HOOK" --config "$CONFIG" "$1" <<<"$2" 2>>"$LOG" >/dev/null
+        awk 'BEGIN {
+                split("write pwrite64 mkdir mkdirat unlinkat renameat renameat2 linkat utimensat", a)
+                for (i in a) leaves[a[i]]
+                split("write pwrite64 mkdir mkdirat renameat renameat2 linkat fsync fdatasync", a)
+                for (i in a) fills[a[i]]
+                split("close getpid geteuid getuid gettid exit_group", a)
+                for (i in a) invisible[a[i]]
+        }
+        function list() {
+                if (point == "" || !ours) return
+                made = name ~ /^open/ && call ~ /O_CREAT/
+                print point ((name in leaves) || made ? " signal=KILL" : "") \
+                        ((name in invisible) ? "" : " error=EIO") \
+                        ((name in fills) || made ? " error=ENOSPC" : "")
+        }
+        /^[0-9]+ +[a-z0-9_]+\(/ {
+                list()
+                name = $2
+                sub(/\(.*/, "", name)
+                point = name ":" ++calls[name]
+                call = $0
+                ours = 0
+                next
+        }
+        /^ > .*\(main\+/ { ours = 1; next }
+        /^ > / { next }
+        { list(); point = "" }
+        END { list() }' "$WORK/trace" >"$3"
+}
+
+points() { # FILE FAULT: the points of FILE for FAULT
+        awk -v fault="$2" '{ for (i = 2; i <= NF; i++) if ($i == fault) print $1 }' "$1"
+}
+
+# Prints how many calls of main FILE lists at STAGE, and how many points each
+# fault of FAULTS has; false if main made few calls or a fault has no point
+# (as when strace could not unwind a stack).
+listed() { # STAGE FILE
+        local fault n ok=0
+        printf 'injection points (%s): %s, %s calls of main' "$SCENARIO" "$1" "$(wc -l <"$2")"
+        [ "$(wc -l <"$2")" -gt 50 ] || ok=1
+        for fault in $FAULTS; do
+                n=$(points "$2" "$fault" | wc -l)
+                printf ', %s at %s' "$fault" "$n"
+                [ "$n" -gt 0 ] || ok=1
+        done
+        echo
+        return "$ok"
 }
 
 injected() { # STAGE JSON INJECTION: runs the hook with the fault injected at that point
@@ -298,13 +355,13 @@ if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
                 stage=adopt setup=adopt_setup
         fi
         "$setup"
-        mapfile -t points < <(injection_points "$stage" "")
+        injection_points "$stage" "" "$WORK/points"
         has_task "$MNT/mon_groups/$UID1" "$JOIN_X1" || { echo "FAIL: $stage did not join"; exit 1; }
         join_teardown
-        echo "injection points ($SCENARIO): $stage ${#points[@]}"
-        [ "${#points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
+        listed "$stage" "$WORK/points" || { echo "FAIL: too few system calls listed"; exit 1; }
         for fault in $FAULTS; do
                 before=$failed
+                mapfile -t points < <(points "$WORK/points" "$fault")
                 crash_join "$stage" "$setup" "$fault" "${points[@]}"
                 echo "$fault: $((failed - before)) failures"
         done
@@ -326,7 +383,7 @@ else
 fi
 reset
 container p
-mapfile -t create_points < <(injection_points createRuntime "$(state c1 "$p" "$UID1" "$BUNDLE")")
+injection_points createRuntime "$(state c1 "$p" "$UID1" "$BUNDLE")" "$WORK/createRuntime.points"
 jq -e '.members[0].cgroup and .pod_cgroup' "$STATE/$UID1.members" >/dev/null ||
         { echo "FAIL: createRuntime recorded no cgroups"; exit 1; }
 stop "$p"
@@ -335,19 +392,21 @@ reset
 container p
 create c1 "$p" "$UID1" "$BUNDLE"
 stop "$p"
-mapfile -t poststop_points < <(injection_points poststop "$(poststop_json c1 "$UID1")")
+injection_points poststop "$(poststop_json c1 "$UID1")" "$WORK/poststop.points"
 reset
 container p
 create c1 "$p" "$UID1" "$BUNDLE"
 stop "$p"
-mapfile -t gc_points < <(injection_points gc "")
-echo "injection points ($SCENARIO): createRuntime ${#create_points[@]}," \
-        "poststop ${#poststop_points[@]}, gc ${#gc_points[@]}"
-[ "${#create_points[@]}" -gt 50 ] && [ "${#poststop_points[@]}" -gt 50 ] &&
-        [ "${#gc_points[@]}" -gt 50 ] || { echo "FAIL: too few system calls listed"; exit 1; }
+injection_points gc "" "$WORK/gc.points"
+for stage in createRuntime poststop gc; do
+        listed "$stage" "$WORK/$stage.points" || { echo "FAIL: too few system calls listed"; exit 1; }
+done
 
 for fault in $FAULTS; do
         before=$failed
+        mapfile -t create_points < <(points "$WORK/createRuntime.points" "$fault")
+        mapfile -t poststop_points < <(points "$WORK/poststop.points" "$fault")
+        mapfile -t gc_points < <(points "$WORK/gc.points" "$fault")
         crash_create "$fault" "${create_points[@]}"
         crash_cleanup poststop "$fault" "${poststop_points[@]}"
         crash_cleanup gc "$fault" "${gc_points[@]}"
