@@ -17,25 +17,48 @@ CC=clang cmake -S "$top" -B "$build" -DENABLE_FUZZING=ON -DBUILD_TESTING=OFF \
 cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' $targets) >/dev/null
 
 mkdir -p "$build/artifacts"
-for t in $targets; do
-        case $t in
+
+fuzz() { # TARGET: fuzzes it for SECONDS, its output in BUILD_DIR/fuzz_TARGET.log
+        case $1 in
         config) dict=yaml.dict ;;
         *) dict=json.dict ;;
         esac
-        mkdir -p "$build/corpus/$t"
-        echo "-- fuzz_$t: $seconds s"
+        mkdir -p "$build/corpus/$1"
         # Inputs above 64 KiB add time, not paths: every parser refuses far larger input whole.
-        "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+        "$build/tests/fuzz/fuzz_$1" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
                 -rss_limit_mb=2048 -print_final_stats=1 -dict="$top/tests/fuzz/$dict" \
-                -artifact_prefix="$build/artifacts/$t-" \
-                "$build/corpus/$t" "$top/tests/fuzz/corpus/$t" >"$build/fuzz_$t.log" 2>&1 || {
-                tail -n 60 "$build/fuzz_$t.log"
-                echo "fuzz_$t FAILED; reproducer in $build/artifacts/" >&2
-                exit 1
-        }
+                -artifact_prefix="$build/artifacts/$1-" \
+                "$build/corpus/$1" "$top/tests/fuzz/corpus/$1" >"$build/fuzz_$1.log" 2>&1
+}
+
+report() { # TARGET STATUS
+        echo "-- fuzz_$1: $seconds s"
+        if [ "$2" -ne 0 ]; then
+                tail -n 60 "$build/fuzz_$1.log"
+                echo "fuzz_$1 FAILED; reproducer in $build/artifacts/" >&2
+                return 1
+        fi
         # The final "#N DONE cov: ... ft: ... corp: ..." line and the execs/s figure.
-        grep -E '^#[0-9]+[[:space:]]+DONE' "$build/fuzz_$t.log" | tail -n 1
+        grep -E '^#[0-9]+[[:space:]]+DONE' "$build/fuzz_$1.log" | tail -n 1
         grep -E 'stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
-                "$build/fuzz_$t.log" | tr '\n' ' '
+                "$build/fuzz_$1.log" | tr '\n' ' '
         echo
+}
+
+# One target a core at a time: each fuzzer is a single process.
+# shellcheck disable=SC2086
+set -- $targets
+while [ $# -gt 0 ]; do
+        batch=""
+        for _ in $(seq "$(nproc)"); do
+                [ $# -gt 0 ] || break
+                fuzz "$1" &
+                batch="$batch $1:$!"
+                shift
+        done
+        for job in $batch; do
+                rc=0
+                wait "${job#*:}" || rc=$?
+                report "${job%:*}" "$rc"
+        done
 done
