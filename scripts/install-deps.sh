@@ -2,13 +2,14 @@
 # Installs what building and testing resctrl-mon-hook needs on Debian 12.
 # Skips apt-get entirely when everything is already there. clang with
 # libclang-rt-14-dev (the ASan, UBSan and libFuzzer runtimes) builds the
-# sanitizer and fuzzing builds; clang-tidy and valgrind are test stages.
+# sanitizer and fuzzing builds; clang-tidy and valgrind are test stages;
+# debootstrap makes the base images of the DaemonSet's image test.
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
 libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
 containerd python3-grpcio python3-grpc-tools
-strace jq prometheus go-md2man debhelper dpkg-dev lintian
+strace jq prometheus go-md2man debhelper dpkg-dev lintian debootstrap
 clang libclang-rt-14-dev clang-tidy valgrind"
 
 missing=""
