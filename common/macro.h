@@ -3,8 +3,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -63,3 +65,8 @@ static inline void closedirp(DIR **d)
         })
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline bool startswith(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}

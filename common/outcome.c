@@ -61,7 +61,7 @@ static bool parse_name(const char *name, struct outcome *o)
         const char *stage = name + strlen(OUTCOME_PREFIX), *dot;
         char s[OUTCOME_NAME_MAX + 1];
 
-        if (strncmp(name, OUTCOME_PREFIX, strlen(OUTCOME_PREFIX)) != 0)
+        if (!startswith(name, OUTCOME_PREFIX))
                 return false;
         dot = strchr(stage, '.');
         if (!dot || (size_t) (dot - stage) > OUTCOME_NAME_MAX)

@@ -58,9 +58,9 @@ struct checker {
 
 /* Every row's name, for --only. */
 static const char *const row_names[] = {
-    "config",       "resctrl-mount", "monitoring",    "rmids",          "counters",
-    "proc-resctrl", "state-dir",     "hooks.d",       "other-managers", "coverage",
-    "pod-cgroups",  "node-cgroups",  "runtime-roots",
+    "config",       "resctrl-mount", "monitoring",   "rmids",          "counters",
+    "proc-resctrl", "state-dir",     "hooks.d",      "other-managers", "coverage",
+    "waiting",      "pod-cgroups",   "node-cgroups", "runtime-roots",
 };
 
 /* Does list (comma-separated) hold name? */
@@ -514,9 +514,28 @@ static void check_other_managers(struct checker *k)
 struct coverage {
         int proc_fd;
         const struct cgroup_mounts *mounts;
-        unsigned threads, in, elsewhere, pods_short, pods_unseen;
-        char examples[256], unseen[256];
+        unsigned threads, in, elsewhere, pods_short, pods_unseen, waiting;
+        uint64_t waited_most; /* seconds, the longest a live container has waited for an RMID */
+        char examples[256], unseen[256], waited_most_by[POD_UID_LEN + NAME_MAX + 2];
 };
+
+/* The pod's live containers waiting for an RMID (gc brings them in). */
+static void count_waiting(const struct pod_state *st, const char *uid, struct coverage *c)
+{
+        for (size_t i = 0; i < st->n_members; i++) {
+                const struct member *m = &st->members[i];
+                uint64_t started;
+
+                if (!pod_member_is_waiting(m) ||
+                    proc_start_time(c->proc_fd, m->pid, &started) < 0 || started != m->start_time)
+                        continue;
+                c->waiting++;
+                if (c->waiting == 1 || pod_member_waited_sec(m) > c->waited_most) {
+                        c->waited_most = pod_member_waited_sec(m);
+                        snprintf(c->waited_most_by, sizeof(c->waited_most_by), "%s/%s", uid, m->id);
+                }
+        }
+}
 
 /* Can the pod's recorded cgroup be seen from here? gc keeps the group of a
  * pod whose cgroup it cannot see, so someone must know. */
@@ -543,6 +562,7 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
         if (pod_state_load(state_fd, uid, &st, NULL) < 0)
                 return;
         look_at_pod_cgroup(&st, uid, c);
+        count_waiting(&st, uid, c);
         pod_coverage(c->proc_fd, k->root_fd, c->mounts, uid, &st, &cover);
         c->threads += cover.threads;
         c->in += cover.in;
@@ -596,6 +616,15 @@ static void check_coverage(struct checker *k)
         else
                 add(k, "coverage", LEVEL_OK, NULL,
                     "every thread of monitored containers is in its pod's group (%u)", c.threads);
+        if (c.waiting > 0)
+                add(k, "waiting", LEVEL_WARN,
+                    "free RMIDs (check's rmids and other-managers) or monitor fewer pods; gc "
+                    "brings "
+                    "the oldest in at each pass that finds one free",
+                    "%u containers run unmonitored waiting for an RMID, the longest %llu s (%s)",
+                    c.waiting, (unsigned long long) c.waited_most, c.waited_most_by);
+        else
+                add(k, "waiting", LEVEL_OK, NULL, "no container waits for an RMID");
         if (c.pods_unseen > 0)
                 add(k, "pod-cgroups", LEVEL_FAIL,
                     "run gc and check where the node's cgroup hierarchies are mounted from their "
@@ -915,7 +944,8 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
                 check_hooks_dirs(&k);
         if (monitoring && wanted(&k, "other-managers"))
                 check_other_managers(&k);
-        if (monitoring && (wanted(&k, "coverage") || wanted(&k, "pod-cgroups")))
+        if (monitoring &&
+            (wanted(&k, "coverage") || wanted(&k, "waiting") || wanted(&k, "pod-cgroups")))
                 check_coverage(&k);
         if (wanted(&k, "node-cgroups") || wanted(&k, "runtime-roots")) {
                 bool kubelet = check_node_cgroups(&k);

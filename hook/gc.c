@@ -33,6 +33,20 @@ struct gc_opts {
         unsigned interval; /* seconds; 0: one pass */
 };
 
+struct pod_age {
+        const char *uid;
+        uint64_t started; /* its earliest monitored (or waiting) container's start time */
+};
+
+static int age_compare(const void *a, const void *b)
+{
+        const struct pod_age *x = a, *y = b;
+
+        if (x->started != y->started)
+                return x->started < y->started ? -1 : 1;
+        return strcmp(x->uid, y->uid); /* started in the same tick */
+}
+
 struct gc {
         struct gc_opts opts;
         struct pod_env env;
@@ -43,6 +57,9 @@ struct gc {
          * was written in: gc's own, or another (skipped). */
         unsigned pods_ours, pods_foreign;
         uint64_t foreign_ns; /* the last other pid namespace seen */
+        /* This pass's pods with a live member waiting for an RMID. */
+        struct pod_age *waiting;
+        size_t n_waiting;
 };
 
 /* What stateDir holds for one pod UID. */
@@ -299,11 +316,35 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
         }
 }
 
+/* mkdir of the group of (pod, ctrl) failed for want of an RMID (-ENOSPC,
+ * -EBUSY) or of the control group (-ENOENT): no init of a pending member can
+ * be in it, so each is unmonitored for that reason; for an RMID it waits. */
+static void pending_unmonitored(struct pod_session *s, const char *ctrl, int err,
+                                const char *status)
+{
+        const char *what = err == -ENOENT  ? UNMONITORED_CTRL_MISSING
+                           : err == -EBUSY ? UNMONITORED_EBUSY
+                                           : UNMONITORED_ENOSPC;
+
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                struct member *m = &s->st.members[i];
+                char *reason;
+
+                if (!pod_member_is_pending(m) || strcmp(m->ctrl, ctrl) != 0 ||
+                    pod_unmonitored_reason(what, err == -ENOENT ? ctrl : status, &reason) < 0)
+                        continue;
+                free(m->reason);
+                m->reason = reason;
+                s->dirty = true;
+        }
+}
+
 /* The group of live members: make it again if it is missing (someone removed
- * it, or a killed createRuntime never made it), and put back every member
- * whose init is not in it (a hook killed before its tasks write, the
- * re-creation). Under the resctrl lock. */
-static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
+ * it, a killed createRuntime never made it, or its members wait for an
+ * RMID), and put back every member whose init is not in it (a hook killed
+ * before its tasks write, the re-creation). Under the resctrl lock. What
+ * pod_group_claim returns: 1 made, 0 there, or -errno. */
+static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
 {
         const struct pod_env *e = &gc->env;
         bool interrupted = pod_group_has_pending(&s->st, ctrl, NULL), changed;
@@ -312,14 +353,20 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
         size_t n_in = 0;
         int r, made, tasks_read = 0;
 
-        if (pod_env_lock_resctrl(e) < 0)
-                return;
+        r = pod_env_lock_resctrl(e);
+        if (r < 0)
+                return r;
         made = pod_group_claim(s, ctrl, &status);
-        if (made == -ENOSPC || made == -EBUSY || made == -ENOENT)
-                log_warning_errno(made, "cannot make the group of pod %s in %s again (%s)", s->uid,
+        if (made == -ENOSPC || made == -EBUSY || made == -ENOENT) {
+                log_warning_errno(made, "cannot make the group of pod %s in %s (%s)", s->uid,
                                   ctrl_display(ctrl), status ? status : "?");
+                if (!s->dry_run)
+                        pending_unmonitored(s, ctrl, made, status);
+        }
         if (made < 0)
                 goto unlock;
+        if (made && !s->dry_run)
+                pod_group_record_baseline(s, ctrl);
         if (made && !s->dry_run && interrupted)
                 log_info("group of pod %s in %s was not made by a createRuntime that did not "
                          "finish; made it",
@@ -363,6 +410,7 @@ static void ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
 unlock:
         rdt_unlock(e->root_fd);
+        return made;
 }
 
 static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl)
@@ -475,6 +523,20 @@ static void dry_run_debris(struct gc *gc, const struct gc_entry *p)
                 report_pod(gc, "remove-lock", p->uid, NULL);
 }
 
+/* Notes the pod for bring_in_waiting when a member of it (live: the dead
+ * are dropped by now) waits for an RMID, by the oldest such member. */
+static void note_waiting(struct gc *gc, const char *uid, const struct pod_session *s)
+{
+        uint64_t started = UINT64_MAX;
+
+        for (size_t i = 0; s->loaded && i < s->st.n_members; i++)
+                if (pod_member_is_waiting(&s->st.members[i]) &&
+                    s->st.members[i].start_time < started)
+                        started = s->st.members[i].start_time;
+        if (started != UINT64_MAX)
+                gc->waiting[gc->n_waiting++] = (struct pod_age){uid, started};
+}
+
 static int gc_pod(struct gc *gc, const struct gc_entry *p)
 {
         unsigned timeout = gc->env.config->lock_timeout_ms;
@@ -500,25 +562,12 @@ static int gc_pod(struct gc *gc, const struct gc_entry *p)
         }
         s.dry_run = gc->opts.dry_run;
         r = gc_locked_pod(gc, &s);
+        note_waiting(gc, p->uid, &s);
         gone = s.loaded && s.st.n_members == 0 && s.st.n_groups == 0;
         q = pod_session_close(&s);
         if (gone && (s.dry_run || q == 1))
                 report_pod(gc, p->members ? "remove-state" : "remove-lock", p->uid, NULL);
         return r;
-}
-
-struct pod_age {
-        const char *uid;
-        uint64_t started; /* its earliest monitored container's start time */
-};
-
-static int age_compare(const void *a, const void *b)
-{
-        const struct pod_age *x = a, *y = b;
-
-        if (x->started != y->started)
-                return x->started < y->started ? -1 : 1;
-        return strcmp(x->uid, y->uid); /* started in the same tick */
 }
 
 static bool counters_free(const struct abmc_counts *available)
@@ -582,6 +631,78 @@ static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, siz
         }
 }
 
+/* Does resctrl show an RMID free, fewer groups than it has RMIDs for? One
+ * in limbo looks free too: mkdir then says EBUSY. */
+static bool rmid_free(const struct gc *gc)
+{
+        unsigned budget, used;
+
+        return rdt_rmid_budget(gc->env.root_fd, &budget) >= 0 &&
+               rdt_groups_count(gc->env.root_fd, &used) >= 0 && used < budget;
+}
+
+/* The pod's members waiting for an RMID, a control group at a time: marked
+ * pending, which the save before mkdir records with the group's record, then
+ * claimed and joined as for a createRuntime that did not finish
+ * (ensure_group), so that a kill at any point leaves what the next pass
+ * completes. true when mkdir found no RMID. */
+static bool bring_in_pod(struct gc *gc, struct pod_session *s)
+{
+        if (s->st.pid_ns != 0 && gc->env.pid_ns != 0 && s->st.pid_ns != gc->env.pid_ns)
+                return false; /* its pids mean nothing here (foreign_pid_ns) */
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                _cleanup_free_ char *ctrl = NULL;
+                int made;
+
+                if (!pod_member_is_waiting(&s->st.members[i]))
+                        continue;
+                ctrl = strdup(s->st.members[i].ctrl);
+                if (!ctrl) {
+                        log_error_errno(-ENOMEM, "out of memory");
+                        return true;
+                }
+                for (size_t j = i; j < s->st.n_members; j++) {
+                        struct member *m = &s->st.members[j];
+                        char *pending;
+
+                        if (!pod_member_is_waiting(m) || strcmp(m->ctrl, ctrl) != 0)
+                                continue;
+                        report_member(gc, "bring-in-member", s->uid, m, m->reason);
+                        if (s->dry_run || !(pending = strdup(UNMONITORED_PENDING)))
+                                continue;
+                        free(m->reason);
+                        m->reason = pending;
+                        s->dirty = true;
+                }
+                if (s->dry_run)
+                        continue;
+                made = ensure_group(gc, s, ctrl);
+                if (made == -ENOSPC || made == -EBUSY)
+                        return true;
+        }
+        return false;
+}
+
+/* After the pass, which freed the RMIDs of the pods that went: the members
+ * left unmonitored for want of one (pod_member_is_waiting) are brought in,
+ * the pod whose container has waited longest first, while resctrl shows an
+ * RMID free. The first mkdir that finds none ends it; the next pass goes on. */
+static void bring_in_waiting(struct gc *gc)
+{
+        bool full = false;
+
+        qsort(gc->waiting, gc->n_waiting, sizeof(*gc->waiting), age_compare);
+        for (size_t i = 0; i < gc->n_waiting && !full && rmid_free(gc); i++) {
+                struct pod_session s;
+                int r = pod_session_lock(&gc->env, gc->waiting[i].uid, GC_POD_LOCK_TIMEOUT_MS, &s);
+
+                s.dry_run = gc->opts.dry_run;
+                if (r >= 0 && pod_session_load(&s, NULL) > 0)
+                        full = bring_in_pod(gc, &s);
+                (void) pod_session_close(&s);
+        }
+}
+
 /* GC_LAST_PASS_FILE's mtime to now; a failure costs only that figure. */
 static void mark_pass(int state_fd)
 {
@@ -616,6 +737,9 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                 if (r < 0)
                         log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
         }
+        gc->n_waiting = 0;
+        if (r >= 0 && n > 0 && !(gc->waiting = calloc(n, sizeof(*gc->waiting))))
+                r = log_error_errno(-ENOMEM, "out of memory");
         gc->pods_ours = gc->pods_foreign = 0;
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = gc_pod(gc, &entries[i]);
@@ -627,6 +751,9 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                           (unsigned long long) gc->foreign_ns, (unsigned long long) gc->env.pid_ns);
                 r = -EXDEV;
         }
+        if (r >= 0)
+                bring_in_waiting(gc);
+        free(TAKE_PTR(gc->waiting));
         if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, entries, n);
         if (r >= 0 && !gc->opts.dry_run)

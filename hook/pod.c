@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "counters.h"
 #include "kubepods.h"
 #include "fsutil.h"
 #include "lock.h"
@@ -412,9 +414,31 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
         }
 }
 
+int pod_unmonitored_reason(const char *what, const char *status, char **ret)
+{
+        if (asprintf(ret, "%s%s%s", what, status ? ": " : "", status ? status : "") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 bool pod_member_is_pending(const struct member *m)
 {
         return !m->monitored && strcmp(m->reason, UNMONITORED_PENDING) == 0;
+}
+
+bool pod_member_is_waiting(const struct member *m)
+{
+        return !m->monitored && (startswith(m->reason, UNMONITORED_ENOSPC) ||
+                                 startswith(m->reason, UNMONITORED_EBUSY));
+}
+
+uint64_t pod_member_waited_sec(const struct member *m)
+{
+        long ticks = sysconf(_SC_CLK_TCK);
+        int64_t started = (int64_t) (m->start_time / (uint64_t) (ticks > 0 ? ticks : 100));
+        int64_t now = now_boottime_sec();
+
+        return now > started ? (uint64_t) (now - started) : 0;
 }
 
 bool pod_group_is_held(const struct pod_state *st, const char *ctrl)
@@ -456,6 +480,34 @@ static int session_save(struct pod_session *s)
 static int not_mkdir(int r)
 {
         return r == -ENOSPC || r == -EBUSY || r == -ENOENT ? -EIO : r;
+}
+
+/* A counter that says Unavailable has counted nothing yet and gets no
+ * baseline. Reads only this group's mon_data. */
+void pod_group_record_baseline(struct pod_session *s, const char *ctrl)
+{
+        _cleanup_free_ struct counter_reading *rd = NULL;
+        _cleanup_close_ int group_fd = -EBADF;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        size_t n = 0;
+        int r;
+
+        pod_state_group_clear_baseline(g);
+        s->dirty = true;
+        r = rdt_mon_group_open(s->env->root_fd, ctrl, s->uid, &group_fd);
+        if (r >= 0)
+                r = counters_read(group_fd, true, &rd, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char key[2 * NAME_MAX + 2];
+
+                if (rd[i].state != COUNTER_OK)
+                        continue;
+                (void) snprintf(key, sizeof(key), "%s/%s", rd[i].domain, rd[i].name);
+                r = pod_state_group_set_baseline(g, key, &rd[i].value);
+        }
+        if (r < 0)
+                log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
+                                  s->uid, ctrl_display(ctrl));
 }
 
 int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)

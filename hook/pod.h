@@ -110,12 +110,30 @@ struct pod_coverage {
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
                   const struct pod_state *st, struct pod_coverage *ret);
 
+/* Why a container is unmonitored: how its member's reason begins. */
+#define UNMONITORED_ENOSPC "out of RMIDs (ENOSPC)"
+#define UNMONITORED_EBUSY "out of RMIDs, some in limbo (EBUSY)"
+#define UNMONITORED_CTRL_MISSING "control group missing"
+#define UNMONITORED_CLASS_MISMATCH "class mismatch"
+
+/* Sets *ret to a member's reason: "what: status", or what alone when status
+ * is NULL. 0 or -ENOMEM. */
+int pod_unmonitored_reason(const char *what, const char *status, char **ret);
+
 /* A member whose createRuntime recorded its intent and never finished (it
  * was killed): recorded as not monitored, with this reason, so that a binary
  * that does not know the mark still reads a true record. Its init may or may
  * not be in the group. */
 #define UNMONITORED_PENDING "createRuntime did not finish"
 bool pod_member_is_pending(const struct member *m);
+
+/* A member left unmonitored because mkdir found no RMID (ENOSPC, or EBUSY
+ * while freed ones were in limbo): it waits for one, and gc brings it in
+ * once one is free. */
+bool pod_member_is_waiting(const struct member *m);
+/* How long a waiting member has waited, in seconds: since its init started,
+ * which is when its createRuntime ran. */
+uint64_t pod_member_waited_sec(const struct member *m);
 
 /* Does a member of (pod, ctrl) have, or may it have, its init in the group:
  * monitored or pending? Then the group must stay. */
@@ -124,6 +142,13 @@ bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
 /* Is a member of (pod, ctrl) other than except_id (NULL: none) pending: a
  * createRuntime that did not finish? Then a group missing is its doing. */
 bool pod_group_has_pending(const struct pod_state *st, const char *ctrl, const char *except_id);
+
+/* Records the group's cumulative counters as they read before any task of
+ * the pod is in it, as its baseline (state.h): a reused RMID can carry counts
+ * of its previous group, and a group found already there has counts of its
+ * own. Call before the first task goes in. A failure loses the baseline,
+ * nothing else (logged). Caller holds the pod lock. */
+void pod_group_record_baseline(struct pod_session *s, const char *ctrl);
 
 /* Who owns the group of a (pod, control group) record, decided in this one
  * place, from what resctrl shows under its lock, and saved before anything

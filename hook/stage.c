@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -184,45 +185,6 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
         }
 }
 
-/* Builds "what: kernel status" for an unmonitored member's record. */
-static int unmonitored_reason(const char *what, const char *status, char **ret)
-{
-        if (asprintf(ret, "%s%s%s", what, status ? ": " : "", status ? status : "") < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-/* Records the group's cumulative counters as they read before any task of
- * the pod is in it: a reused RMID can carry counts of its previous group, and
- * a group found already there has counts of its own. A counter that says
- * Unavailable has counted nothing yet and gets no baseline. Reads only this
- * group's mon_data; a failure loses the baseline, nothing else. */
-static void record_baseline(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
-{
-        _cleanup_free_ struct counter_reading *rd = NULL;
-        _cleanup_close_ int group_fd = -EBADF;
-        struct group *g = pod_state_find_group(&s->st, ctrl);
-        size_t n = 0;
-        int r;
-
-        pod_state_group_clear_baseline(g);
-        s->dirty = true;
-        r = rdt_mon_group_open(s->env->root_fd, ctrl, ctx->pod->uid, &group_fd);
-        if (r >= 0)
-                r = counters_read(group_fd, true, &rd, &n);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                char key[2 * NAME_MAX + 2];
-
-                if (rd[i].state != COUNTER_OK)
-                        continue;
-                (void) snprintf(key, sizeof(key), "%s/%s", rd[i].domain, rd[i].name);
-                r = pod_state_group_set_baseline(g, key, &rd[i].value);
-        }
-        if (r < 0)
-                log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
-                                  ctx->pod->uid, ctrl_display(ctrl));
-}
-
 /* A group just made, with ABMC: keeps the counters of the events mbmEvents
  * wants, counts what it got (outcome bandwidth.full, .partial or .none) and
  * says what it lacks. Costs one failed lookup without ABMC. */
@@ -245,8 +207,28 @@ static void fit_bandwidth(const struct hook_ctx *ctx, struct pod_session *s, con
                     missing);
 }
 
+/* RMIDs freed in the last second or so wait in limbo until their cache
+ * occupancy drains, and mkdir says EBUSY meanwhile: worth waiting for while
+ * the run has time left, in steps of LIMBO_STEP_MS, the resctrl lock let go
+ * meanwhile. LIMBO_SPARE_MS stays for what follows (the move, the saves). */
+#define LIMBO_STEP_MS 100
+#define LIMBO_SPARE_MS 200
+
+/* Waits a step for limbo to drain, and takes the resctrl lock again: true
+ * then; false when the run has no time for another try. */
+static bool wait_for_limbo(const struct pod_env *e)
+{
+        if (e->deadline == 0 ||
+            now_usec() + (int64_t) (LIMBO_STEP_MS + LIMBO_SPARE_MS) * 1000 > e->deadline)
+                return false;
+        rdt_unlock(e->root_fd);
+        (void) nanosleep(&(struct timespec){.tv_nsec = LIMBO_STEP_MS * 1000 * 1000}, NULL);
+        return pod_env_lock_resctrl(e) >= 0;
+}
+
 /* Claims the pod's group in ctrl (pod.h), making it if missing; the caller
- * holds the resctrl lock. 1 when made, 0 when it was there, -errno
+ * holds the resctrl lock (and still does on return, unless taking it again
+ * after a wait for limbo failed). 1 when made, 0 when it was there, -errno
  * otherwise. For what only leaves the container unmonitored (out of RMIDs,
  * control group gone) it also sets *ret_reason. */
 static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
@@ -257,7 +239,12 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         unsigned budget = 0, used = 0;
         int r;
 
-        r = pod_group_claim(s, ctrl, &status);
+        for (;;) {
+                r = pod_group_claim(s, ctrl, &status);
+                if (r != -EBUSY || !wait_for_limbo(s->env))
+                        break;
+                free(TAKE_PTR(status));
+        }
         if (r == -ENOSPC && strcmp(ctrl, "/") != 0 &&
             rdt_rmid_budget(s->env->root_fd, &budget) >= 0 &&
             rdt_groups_count(s->env->root_fd, &used) >= 0 && used < budget) {
@@ -266,18 +253,18 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                             "group left (%s), while the node has RMIDs for others (%u of %u in "
                             "use); container starts unmonitored",
                             uid, ctrl, status ? status : "?", used, budget);
-                (void) unmonitored_reason(UNMONITORED_ENOSPC, status, ret_reason);
+                (void) pod_unmonitored_reason(UNMONITORED_ENOSPC, status, ret_reason);
         } else if (r == -ENOSPC || r == -EBUSY) {
                 (void) rdt_rmid_budget(s->env->root_fd, &budget);
                 log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
                             "container starts unmonitored",
                             uid, ctrl_display(ctrl), strerror(-r), status ? status : "?", budget);
-                (void) unmonitored_reason(r == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
-                                          status, ret_reason);
+                (void) pod_unmonitored_reason(r == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
+                                              status, ret_reason);
         } else if (r == -ENOENT) {
                 log_warning("control group '%s' does not exist; container starts unmonitored",
                             ctrl);
-                (void) unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
+                (void) pod_unmonitored_reason(UNMONITORED_CTRL_MISSING, ctrl, ret_reason);
         }
         return r;
 }
@@ -311,7 +298,7 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
                                        uid, status ? status : "?");
         log_warning("pid %d is not in %s (%s); container starts unmonitored", pid,
                     ctrl_display(ctrl), status ? status : "?");
-        r = unmonitored_reason(UNMONITORED_CLASS_MISMATCH, status, ret_reason);
+        r = pod_unmonitored_reason(UNMONITORED_CLASS_MISMATCH, status, ret_reason);
         return r < 0 ? r : 0;
 }
 
@@ -336,7 +323,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         if (created)
                 fit_bandwidth(ctx, s, ctrl);
         if (created || !recorded)
-                record_baseline(ctx, s, ctrl);
+                pod_group_record_baseline(s, ctrl);
         if (created && recorded) {
                 if (interrupted)
                         log_info("group of pod %s in %s was not made by a createRuntime that "

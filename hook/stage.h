@@ -8,12 +8,6 @@
 #include "config.h"
 #include "oci.h"
 
-/* Why a container starts unmonitored: how its member's reason begins. */
-#define UNMONITORED_ENOSPC "out of RMIDs (ENOSPC)"
-#define UNMONITORED_EBUSY "out of RMIDs, some in limbo (EBUSY)"
-#define UNMONITORED_CTRL_MISSING "control group missing"
-#define UNMONITORED_CLASS_MISMATCH "class mismatch"
-
 struct hook_ctx {
         const struct config *config;
         const struct oci_state *state;

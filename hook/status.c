@@ -101,7 +101,7 @@ struct node_view {
 static enum reason reason_of(const char *reason)
 {
         for (size_t i = 0; i < ELEMENTSOF(reason_prefixes); i++)
-                if (strncmp(reason, reason_prefixes[i], strlen(reason_prefixes[i])) == 0)
+                if (startswith(reason, reason_prefixes[i]))
                         return (enum reason) i;
         return REASON_OTHER;
 }
@@ -438,10 +438,17 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
         for (size_t j = 0; j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
 
-                if (!m->monitored)
-                        printf("  unmonitored %s  pid %d %s  %s: %s\n", cell(a, m->id), m->pid,
-                               member_alive(nv, m) ? "alive" : "gone",
-                               reason_codes[reason_of(m->reason)], cell(b, m->reason));
+                bool alive = member_alive(nv, m);
+
+                if (m->monitored)
+                        continue;
+                printf("  unmonitored %s  pid %d %s  %s: %s", cell(a, m->id), m->pid,
+                       alive ? "alive" : "gone", reason_codes[reason_of(m->reason)],
+                       cell(b, m->reason));
+                if (alive && pod_member_is_waiting(m))
+                        printf("  (waiting for an RMID for %llu s)",
+                               (unsigned long long) pod_member_waited_sec(m));
+                putchar('\n');
         }
 }
 
@@ -597,12 +604,18 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
         for (size_t j = 0; unmonitored && j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
 
+                bool alive = member_alive(nv, m);
+
                 if (!m->monitored &&
                     json_array_append_new(
                         unmonitored,
-                        json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "id", m->id, "ctrl_group",
-                                  m->ctrl, "pid", m->pid, "alive", member_alive(nv, m), "reason",
-                                  reason_codes[reason_of(m->reason)], "detail", m->reason)) < 0)
+                        json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:o}", "id", m->id, "ctrl_group",
+                                  m->ctrl, "pid", m->pid, "alive", alive, "reason",
+                                  reason_codes[reason_of(m->reason)], "detail", m->reason,
+                                  "waiting_seconds",
+                                  alive && pod_member_is_waiting(m)
+                                      ? json_integer((json_int_t) pod_member_waited_sec(m))
+                                      : json_null())) < 0)
                         return NULL;
         }
         for (size_t i = 0; totals && i < pv->n_totals; i++) {
@@ -778,8 +791,9 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
         return r;
 }
 
-/* The pod's coverage: its containers' threads, and those outside its groups. */
-static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
+/* The pod's own series: its containers' threads and those outside its groups,
+ * its containers waiting for an RMID, the bandwidth counters it lacks. */
+static int prom_pod(struct prom_writer *w, const struct node_view *nv, const struct pod_view *pv)
 {
         const char *labels[] = {"pod_uid",   pv->uid,
                                 "namespace", or_dash(pv->st.namespace),
@@ -799,6 +813,19 @@ static int prom_pod_threads(struct prom_writer *w, const struct pod_view *pv)
                               "Threads of the pod's monitored containers in another monitoring "
                               "or control group, which gc never takes",
                               labels, pv->threads_elsewhere);
+        for (size_t j = 0; r >= 0 && j < pv->st.n_members; j++) {
+                const struct member *m = &pv->st.members[j];
+
+                if (pod_member_is_waiting(m) && member_alive(nv, m))
+                        r = prom_uint(w, "resctrl_container_waiting_seconds", "gauge",
+                                      "How long a live container left unmonitored for want of an "
+                                      "RMID has waited; gc brings it in once one is free",
+                                      (const char *const[]){"pod_uid", pv->uid, "namespace",
+                                                            or_dash(pv->st.namespace), "pod",
+                                                            or_dash(pv->st.pod_name), "container",
+                                                            m->id, NULL},
+                                      pod_member_waited_sec(m));
+        }
         for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
                 if (pv->groups[j].bandwidth >= 0)
                         r = prom_uint(w, "resctrl_pod_bandwidth_counters_missing", "gauge",
@@ -819,7 +846,7 @@ static int render_prometheus(const struct node_view *nv, char **ret)
 
         r = prom_node(&w, nv);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
-                r = prom_pod_threads(&w, &nv->pods[i]);
+                r = prom_pod(&w, nv, &nv->pods[i]);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
                 for (size_t j = 0; r >= 0 && j < nv->pods[i].st.n_groups; j++)
                         for (size_t k = 0; r >= 0 && k < nv->pods[i].groups[j].n_rd; k++)

@@ -21,6 +21,9 @@
 # SCENARIO "adopt": the same container, never seen by createRuntime, found by
 # adopt in a runc state root; after the next adopt and a gc pass it is a
 # member and every process of its cgroup is in the group.
+# SCENARIO "waiting": the same container, left unmonitored by createRuntime
+# for want of an RMID, and a gc pass that brings it in once one is free;
+# after the next pass it is as "join" has it.
 # SCENARIO "abmc": "own" with assignable bandwidth counters (8 in the domain)
 # and mbmEvents [mbm_total_bytes], so that createRuntime gives up a counter
 # after mkdir; after gc no group of the hook's holds an mbm_local_bytes
@@ -30,7 +33,7 @@
 # those each fault only where it can tell something (injection_points).
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
 #     FAULTS default: "signal=KILL error=EIO error=ENOSPC";
-#     SCENARIO: own | foreign | join | adopt | abmc
+#     SCENARIO: own | foreign | join | adopt | waiting | abmc
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
@@ -301,6 +304,19 @@ check_joined() { # WHAT
                 fail "the member was lost"
 }
 
+# The same container, recorded by createRuntime while another pod held the
+# last RMID; that pod has ended since: an RMID is free for gc to bring it in.
+waiting_setup() {
+        local filler
+        container_setup
+        sleeper filler
+        create f1 "$filler" "$FILLER_UID" || fail "setup: the filler pod"
+        create c1 "$JOIN_P" "$UID1" || fail "setup create"
+        grep -q 'out of RMIDs' "$STATE/$UID1.members" || fail "setup: the container does not wait"
+        stop "$filler"
+        poststop f1 "$FILLER_UID"
+}
+
 # The container of container_setup, not created but written down as runc
 # would have: RUNC_ROOT/c1/state.json.
 adopt_setup() {
@@ -334,6 +350,11 @@ poststop_json() {
 if [ "$SCENARIO" = abmc ]; then
         mount_emulator --ctrl-groups gold --mbm-counters 8
         write_config "mbmEvents: [mbm_total_bytes]"
+elif [ "$SCENARIO" = waiting ]; then
+        # RMIDs for the root, gold, the bystander and one pod.
+        mount_emulator --ctrl-groups gold --num-rmids 4
+        write_config
+        FILLER_UID=$(new_uid)
 else
         mount_emulator --ctrl-groups gold
         write_config
@@ -341,13 +362,12 @@ fi
 sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 
-if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
+if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ] || [ "$SCENARIO" = waiting ]; then
         root=$(private_cgroup any) || { echo "no cgroup hierarchy mounted"; exit 77; }
         CG=$root/c1
         mkdir "$CG"
-fi
-if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ]; then
         stage=gc setup=join_setup
+        [ "$SCENARIO" = waiting ] && setup=waiting_setup
         if [ "$SCENARIO" = adopt ]; then
                 RUNC_ROOT=$WORK/runc
                 mkdir -p -m 0700 "$RUNC_ROOT"

@@ -691,11 +691,72 @@ test_join_cgroup() { # KIND
 test_join_cgroup_v2() { test_join_cgroup v2; }
 test_join_cgroup_v1() { test_join_cgroup v1; }
 
+# --- containers waiting for an RMID ------------------------------------------
+
+# Two pods wait for the one RMID a third holds; once it ends, the first gc
+# pass brings in the one whose container started first, and only it: the
+# other waits for the next RMID. status, check and the metrics say who waits.
+test_waiting_enospc() {
+        mount_emulator --num-rmids 2   # RMID 0 is the root's: one group fits
+        write_config
+        local p1 p2 p3 uid3
+        sleeper p1 p2
+        sleep 0.05   # a later start time, in clock ticks
+        sleeper p3
+        create a1 "$p1" "$UID1"
+        uid3=$(new_uid)
+        create c1 "$p3" "$uid3"   # p3 started after p2: the younger of the waiting
+        create b1 "$p2" "$UID2"
+        check "both wait" jqe '.members[0].reason | startswith("out of RMIDs")' \
+                "$STATE/$UID2.members" "$STATE/$uid3.members"
+        check "a pass without a free RMID changes nothing" gc_out
+        check "... and brings none in" not said "bring-in-member"
+        "$HOOK" --config "$CONFIG" status >"$WORK/status" 2>>"$LOG"
+        check "status says how long it waited" grep -q "b1 .*waiting for an RMID for [0-9]* s" "$WORK/status"
+        "$HOOK" --config "$CONFIG" status --prometheus >"$WORK/prom" 2>>"$LOG"
+        check "a waiting-seconds series a container" \
+                [ "$(grep -c '^resctrl_container_waiting_seconds{' "$WORK/prom")" -eq 2 ]
+        "$HOOK" --config "$CONFIG" check --only waiting >"$WORK/check" 2>>"$LOG"
+        check "check counts who waits" grep -q "warn *waiting *2 containers" "$WORK/check"
+        stop "$p1"; poststop a1 "$UID1"
+        check "the first pass after the pod ended" gc_out
+        check "brings in the older" said "bring-in-member pod=$UID2 container=b1"
+        check "... into its own group" has_task "$MNT/mon_groups/$UID2" "$p2"
+        check "... monitored" jqe '.members[0].monitored' "$STATE/$UID2.members"
+        check "the younger still waits" jqe '.members[0].monitored | not' "$STATE/$uid3.members"
+        check "no group for it" test ! -e "$MNT/mon_groups/$uid3"
+        stop "$p2"; poststop b1 "$UID2"
+        check "the next RMID" gc_out
+        check "... goes to the younger" has_task "$MNT/mon_groups/$uid3" "$p3"
+        "$HOOK" --config "$CONFIG" check --only waiting >"$WORK/check" 2>>"$LOG"
+        check "check: nobody waits" grep -q "ok *waiting" "$WORK/check"
+        stop "$p3"; gc >/dev/null
+        check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
+}
+
+# A container that found every free RMID in limbo (EBUSY) past its run's
+# deadline: the first gc pass once limbo drained brings it in.
+test_waiting_ebusy() {
+        mount_emulator --num-rmids 2 --limbo-ms 2500
+        write_config "lockTimeoutMs: 500"
+        local p1 p2
+        sleeper p1 p2
+        create a1 "$p1" "$UID1"
+        stop "$p1"; poststop a1 "$UID1"   # its RMID goes to limbo for 2.5 s
+        create b1 "$p2" "$UID2"
+        check "recorded as waiting out limbo" grep -q 'limbo' "$STATE/$UID2.members"
+        sleep 2.5
+        check "the first pass after limbo drained" gc_out
+        check "brings it in" has_task "$MNT/mon_groups/$UID2" "$p2"
+        check "... monitored" jqe '.members[0].monitored' "$STATE/$UID2.members"
+        stop "$p2"; gc >/dev/null
+}
+
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_snc test_last_pass}; do
+        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy}; do
         : >"$LOG"
         echo "== $t"
         $t

@@ -109,6 +109,22 @@ test_ebusy() {
         check "no state left" no_state "$UID2"
 }
 
+# RMIDs that leave limbo while createRuntime has time left: it waits for one.
+test_ebusy_waited_out() {
+        mount_emulator --num-rmids 2 --limbo-ms 600
+        write_config
+        local p1 p2
+        sleeper p1 p2
+        create a1 "$p1" "$UID1"
+        stop "$p1"; poststop a1 "$UID1"      # its RMID goes to limbo for 0.6 s
+        : >"$LOG"
+        check "EBUSY waited out: exit 0" create b1 "$p2" "$UID2"
+        check "the group made once limbo drained" has_task "$MNT/mon_groups/$UID2" "$p2"
+        check "recorded as monitored" grep -q '"monitored":true' "$STATE/$UID2.members"
+        stop "$p2"; poststop b1 "$UID2"
+        check "no state left" no_state "$UID2"
+}
+
 # --- the task sits in another control group than config.json says -----------
 
 test_class_mismatch() {
@@ -358,6 +374,7 @@ test_fail_open_command_line() {
 }
 
 for t in test_three_containers test_compact_uid test_mixed_class test_enospc test_ebusy \
+        test_ebusy_waited_out \
         test_class_mismatch test_duplicate_create test_poststop_unknown \
         test_group_removed_by_someone_else test_foreign_group test_foreign_group_recreated \
         test_interrupted_create test_annotations_printed test_failure_policy \
