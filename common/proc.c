@@ -122,6 +122,38 @@ int proc_pid_ns(int proc_fd, uint64_t *ret)
         return 0;
 }
 
+bool boot_id_is_valid(const char *s)
+{
+        for (size_t i = 0; i < BOOT_ID_LEN; i++) {
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+                if (dash ? s[i] != '-'
+                         : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        }
+        return s[BOOT_ID_LEN] == '\0';
+}
+
+int proc_boot_id(int proc_fd, char ret[static BOOT_ID_LEN + 1])
+{
+        _cleanup_close_ int fd = openat(proc_fd, "sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        char buf[BOOT_ID_LEN + 2];
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf));
+        if (n < 0)
+                return -errno;
+        if (n != BOOT_ID_LEN + 1 || buf[BOOT_ID_LEN] != '\n')
+                return -EBADMSG;
+        buf[BOOT_ID_LEN] = '\0';
+        if (!boot_id_is_valid(buf))
+                return -EBADMSG;
+        memcpy(ret, buf, BOOT_ID_LEN + 1);
+        return 0;
+}
+
 int proc_pin(int proc_fd, pid_t id, int *ret_fd)
 {
         char path[16];

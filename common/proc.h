@@ -27,6 +27,14 @@ int proc_is_running(int proc_fd, pid_t pid);
  * here (or none). */
 int proc_pid_ns(int proc_fd, uint64_t *ret);
 
+/* The boot this kernel runs in: <proc>/sys/kernel/random/boot_id, a UUID
+ * of BOOT_ID_LEN characters that no other boot shares. Pids and start times
+ * of another boot name nothing in this one. -EBADMSG when it is no UUID. */
+#define BOOT_ID_LEN 36
+int proc_boot_id(int proc_fd, char ret[static BOOT_ID_LEN + 1]);
+/* Is s a boot id as the kernel writes it (lowercase UUID)? */
+bool boot_id_is_valid(const char *s);
+
 /* Pins the task (process or thread) that id names now: <proc>/<id> opened
  * as a directory, which the kernel ties to that task, so that what is read
  * through it is that task's, and once it is gone every read says -ESRCH,

@@ -325,6 +325,8 @@ static int pod_state_check(const struct pod_state *s, char **reterr)
                 return bad_state(reterr, "pid_ns out of range");
         if (s->has_pod_cgroup && !cgroup_is_valid(&s->pod_cgroup))
                 return bad_state(reterr, "invalid pod_cgroup");
+        if (s->boot_id[0] && !boot_id_is_valid(s->boot_id))
+                return bad_state(reterr, "invalid boot_id");
         for (size_t i = 0; i < s->n_groups; i++) {
                 if (!rdt_ctrl_group_is_valid(s->groups[i].ctrl))
                         return bad_state(reterr, "group %zu: invalid ctrl", i);
@@ -447,6 +449,8 @@ int pod_state_format(const struct pod_state *s, const char *uid, char **ret)
                 return -ENOMEM;
         if (s->has_pod_cgroup &&
             json_object_set_new(root, "pod_cgroup", format_cgroup(&s->pod_cgroup)) < 0)
+                return -ENOMEM;
+        if (s->boot_id[0] && json_object_set_new(root, "boot_id", json_string(s->boot_id)) < 0)
                 return -ENOMEM;
 
         text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
@@ -592,7 +596,8 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                     char **reterr)
 {
         _cleanup_(pod_state_done) struct pod_state s = {};
-        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL, *pod_cgroup = NULL;
+        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL, *pod_cgroup = NULL,
+                                                        *boot_id = NULL;
         json_auto_t *root = NULL;
         json_int_t version;
         json_error_t jerr;
@@ -611,16 +616,20 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 return bad_state(reterr, "%s", jerr.text);
         if (version != STATE_VERSION)
                 return bad_state(reterr, "unsupported version %" JSON_INTEGER_FORMAT, version);
-        if (json_unpack_ex(root, &jerr, 0, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o, s?o}", "version",
-                           &version, "uid", &file_uid, "namespace", &namespace, "pod", &pod,
-                           "groups", &groups, "members", &members, "pid_ns", &pid_ns, "pod_cgroup",
-                           &pod_cgroup) < 0)
+        if (json_unpack_ex(root, &jerr, 0, "{s:I, s:s, s:o, s:o, s:o, s:o, s?o, s?o, s?o}",
+                           "version", &version, "uid", &file_uid, "namespace", &namespace, "pod",
+                           &pod, "groups", &groups, "members", &members, "pid_ns", &pid_ns,
+                           "pod_cgroup", &pod_cgroup, "boot_id", &boot_id) < 0)
                 return bad_state(reterr, "%s", jerr.text);
         if (strcmp(file_uid, uid) != 0)
                 return bad_state(reterr, "uid does not match the file name");
         if (pid_ns && (!is_uint(pid_ns) || json_integer_value(pid_ns) == 0))
                 return bad_state(reterr, "pid_ns must be an integer > 0");
         s.pid_ns = pid_ns ? (uint64_t) json_integer_value(pid_ns) : 0;
+        if (boot_id && !(json_is_string(boot_id) && boot_id_is_valid(json_string_value(boot_id))))
+                return bad_state(reterr, "boot_id must be a boot id (a lowercase UUID)");
+        if (boot_id)
+                memcpy(s.boot_id, json_string_value(boot_id), BOOT_ID_LEN + 1);
         s.has_pod_cgroup = pod_cgroup && !json_is_null(pod_cgroup);
         if (s.has_pod_cgroup &&
             (r = parse_cgroup(pod_cgroup, "pod_cgroup", &s.pod_cgroup, reterr)) < 0)

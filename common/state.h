@@ -16,10 +16,13 @@
  * pod "pod_cgroup": the same object for kubelet's cgroup of the pod (the
  * nearest above its containers' that names the pod). Absent (or null): not
  * recorded, by an older version or for a container not below such a cgroup.
- * "pid_ns", "emptied_at", "baseline", "cgroup" and "pod_cgroup" are optional. A group is listed
- * from just before the hook mkdirs it until it is removed, so a group in resctrl named by a pod UID
- * but absent from every state file was never the hook's. "baseline" (omitted when empty) holds the
- * cumulative counters of the group as they read when the hook started using it, keyed
+ * From 0.3 on, the pod records "boot_id", the boot its file was last
+ * written in (proc_boot_id): state of an earlier boot (stateDir not on
+ * tmpfs) names processes and groups that are gone. Absent: not recorded.
+ * "pid_ns", "emptied_at", "baseline", "cgroup", "pod_cgroup" and "boot_id" are optional. A group is
+ * listed from just before the hook mkdirs it until it is removed, so a group in resctrl named by a
+ * pod UID but absent from every state file was never the hook's. "baseline" (omitted when empty)
+ * holds the cumulative counters of the group as they read when the hook started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
  * "1.500000"): a reused RMID can carry counts of its previous group.
  *
@@ -36,6 +39,7 @@
 
 #include "cgroup.h"
 #include "counters.h"
+#include "proc.h"
 
 #define STATE_VERSION 1
 
@@ -68,11 +72,12 @@ struct group {
 };
 
 struct pod_state {
-        char *namespace;     /* may be NULL */
-        char *pod_name;      /* may be NULL */
-        uint64_t pid_ns;     /* inode of the pid namespace the pids are in; 0: not recorded */
-        bool has_pod_cgroup; /* pod_cgroup was recorded at createRuntime */
-        struct cgroup_ref pod_cgroup; /* kubelet's cgroup of the pod */
+        char *namespace; /* may be NULL */
+        char *pod_name;  /* may be NULL */
+        uint64_t pid_ns; /* inode of the pid namespace the pids are in; 0: not recorded */
+        char boot_id[BOOT_ID_LEN + 1]; /* the boot it was written in; "": not recorded */
+        bool has_pod_cgroup;           /* pod_cgroup was recorded at createRuntime */
+        struct cgroup_ref pod_cgroup;  /* kubelet's cgroup of the pod */
         struct member *members;
         size_t n_members;
         struct group *groups;

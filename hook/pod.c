@@ -39,6 +39,8 @@ int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
 
         if (proc_pid_ns(proc_fd, &e->pid_ns) < 0)
                 e->pid_ns = 0;
+        if (proc_boot_id(proc_fd, e->boot_id) < 0)
+                e->boot_id[0] = '\0';
         return 0;
 }
 
@@ -87,6 +89,16 @@ int pod_session_load(struct pod_session *s, char **reterr)
         if (r < 0 && r != -ENOENT)
                 return r;
         s->loaded = true;
+        if (r == 0 && s->st.boot_id[0] && s->env->boot_id[0] &&
+            strcmp(s->st.boot_id, s->env->boot_id) != 0) {
+                log_warning("state of pod %s was written in an earlier boot (boot_id %s): its "
+                            "containers and groups are gone (stateDir belongs on tmpfs)",
+                            s->uid, s->st.boot_id);
+                pod_state_done(&s->st);
+                s->st = (struct pod_state){0};
+                s->dirty = true;
+        }
+        memcpy(s->st.boot_id, s->env->boot_id, sizeof(s->st.boot_id));
         return r == 0;
 }
 
@@ -98,7 +110,9 @@ int pod_session_close(struct pod_session *s)
                 if (s->st.n_members == 0 && s->st.n_groups == 0) {
                         r = pod_state_remove(s->env->state_fd, s->uid);
                         if (r < 0)
-                                log_warning_errno(r, "cannot remove state of pod %s", s->uid);
+                                log_warning_errno(r,
+                                                  "cannot remove state of pod %s in stateDir '%s'",
+                                                  s->uid, s->env->config->state_dir);
                         else
                                 r = 1;
                         lock_file_release_and_unlink(s->env->state_fd, s->lock_name,
@@ -106,7 +120,8 @@ int pod_session_close(struct pod_session *s)
                 } else if (s->dirty) {
                         r = pod_state_save(s->env->state_fd, s->uid, &s->st);
                         if (r < 0)
-                                log_error_errno(r, "cannot save state of pod %s", s->uid);
+                                log_error_errno(r, "cannot save state of pod %s in stateDir '%s'",
+                                                s->uid, s->env->config->state_dir);
                 }
         }
         pod_state_done(&s->st);
@@ -470,7 +485,8 @@ static int session_save(struct pod_session *s)
         int r = pod_state_save(s->env->state_fd, s->uid, &s->st);
 
         if (r < 0)
-                return log_error_errno(r, "cannot save state of pod %s", s->uid);
+                return log_error_errno(r, "cannot save state of pod %s in stateDir '%s'", s->uid,
+                                       s->env->config->state_dir);
         s->dirty = false;
         return 0;
 }

@@ -17,10 +17,11 @@
 /* The node-wide handles of one run. */
 struct pod_env {
         const struct config *config;
-        int proc_fd;      /* borrowed */
-        int root_fd;      /* the resctrl root */
-        int state_fd;     /* stateDir */
-        uint64_t pid_ns;  /* our pid namespace (proc_pid_ns); 0 when unknown */
+        int proc_fd;                   /* borrowed */
+        int root_fd;                   /* the resctrl root */
+        int state_fd;                  /* stateDir */
+        uint64_t pid_ns;               /* our pid namespace (proc_pid_ns); 0 when unknown */
+        char boot_id[BOOT_ID_LEN + 1]; /* this boot's (proc_boot_id); "" when unknown */
         int64_t deadline; /* now_usec() by which every wait gives up; 0: lockTimeoutMs each */
 };
 
@@ -54,7 +55,9 @@ int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_
                      struct pod_session *s);
 
 /* Loads the member file: 1 when there was one, 0 when not (an empty state),
- * -EBADMSG with *reterr; not logged. */
+ * -EBADMSG with *reterr; not logged. State written in an earlier boot names
+ * processes and groups that are gone: it is emptied (logged), so that the
+ * files go, or start afresh. What is saved records this boot. */
 int pod_session_load(struct pod_session *s, char **reterr);
 
 /* Saves st if it changed, or removes the member file and the lock file when

@@ -154,6 +154,39 @@ START_TEST(test_pid_ns)
 }
 END_TEST
 
+/* The kernel's boot id, one UUID and a newline; anything else refused. */
+START_TEST(test_boot_id)
+{
+        static const char *const bad[] = {
+            "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f",      /* no newline */
+            "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5\n",     /* short */
+            "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f0\n",   /* long */
+            "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5g\n",    /* not hex */
+            "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f\nx\n", /* more */
+        };
+        _cleanup_close_ int real_fd = -EBADF;
+        char id[BOOT_ID_LEN + 1], again[BOOT_ID_LEN + 1];
+
+        tmptree_mkdir(proc_fd, "sys");
+        tmptree_mkdir(proc_fd, "sys/kernel");
+        tmptree_mkdir(proc_fd, "sys/kernel/random");
+        ck_assert_int_eq(proc_boot_id(proc_fd, id), -ENOENT);
+        tmptree_put(proc_fd, "sys/kernel/random/boot_id", "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f\n");
+        ck_assert_int_eq(proc_boot_id(proc_fd, id), 0);
+        ck_assert_str_eq(id, "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                tmptree_put(proc_fd, "sys/kernel/random/boot_id", bad[i]);
+                ck_assert_int_eq(proc_boot_id(proc_fd, id), -EBADMSG);
+        }
+
+        /* The real one: the same at every read. */
+        ck_assert_int_eq(proc_open(&real_fd), 0);
+        ck_assert_int_eq(proc_boot_id(real_fd, id), 0);
+        ck_assert_int_eq(proc_boot_id(real_fd, again), 0);
+        ck_assert_str_eq(id, again);
+}
+END_TEST
+
 /* A pin holds the very task it was opened for, process or thread, holds
  * while its id is not free (a zombie's is not), and never reads another task
  * that took its id. */
@@ -203,6 +236,7 @@ static Suite *proc_suite(void)
         tcase_add_test(tc, test_start_time_gone);
         tcase_add_test(tc, test_real_proc);
         tcase_add_test(tc, test_pid_ns);
+        tcase_add_test(tc, test_boot_id);
         tcase_add_test(tc, test_pin);
         suite_add_tcase(s, tc);
         return s;

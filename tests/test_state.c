@@ -409,6 +409,42 @@ START_TEST(test_cgroups_invalid)
 }
 END_TEST
 
+/* The boot a file was written in: kept through a save and a load; anything
+ * but the kernel's lowercase UUID refused. */
+START_TEST(test_boot_id)
+{
+        static const char *const bad[] = {
+            "\"0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5\"",   /* one short */
+            "\"0F9B2A57-5D8E-4C1B-9B7E-3A1F0C2D4E5F\"",  /* upper case */
+            "\"0f9b2a57x5d8e-4c1b-9b7e-3a1f0c2d4e5f\"",  /* no dash */
+            "\"0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f0\"", /* one long */
+            "36",
+        };
+        _cleanup_(pod_state_done) struct pod_state s = {}, back = {};
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert(boot_id_is_valid("0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f"));
+        memcpy(s.boot_id, "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f", BOOT_ID_LEN + 1);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "\"boot_id\":\"0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f\""));
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &back, NULL), 0);
+        ck_assert_str_eq(back.boot_id, s.boot_id);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_(pod_state_done) struct pod_state p = {};
+                _cleanup_free_ char *t = NULL, *why = NULL;
+
+                ck_assert_int_ge(
+                    asprintf(&t,
+                             "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,"
+                             "\"pod\":null,\"groups\":[],\"members\":[],\"boot_id\":%s}",
+                             bad[i]),
+                    0);
+                ck_assert_int_eq(pod_state_parse(t, strlen(t), UID, &p, &why), -EBADMSG);
+                ck_assert_ptr_nonnull(strstr(why, "boot_id"));
+        }
+}
+END_TEST
+
 START_TEST(test_parse_reason_one_line)
 {
         static const char *const bad[] = {
@@ -786,6 +822,7 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_parse_ignores_unknown_keys);
         tcase_add_test(tc, test_cgroups_recorded);
         tcase_add_test(tc, test_cgroups_invalid);
+        tcase_add_test(tc, test_boot_id);
         tcase_add_test(tc, test_load_refuses);
         tcase_add_test(tc, test_remove_temp);
         tcase_add_test(tc, test_optional_fields);

@@ -10,9 +10,9 @@
 # The format step of this release, with real cgroups (the run's private
 # cgroup in the unified hierarchy, laid out as kubelet's cgroupfs driver
 # does): this build records each container's "cgroup" and the pod's
-# "pod_cgroup"; the previous release reads such a file, and drops both keys
-# when it saves one; this build handles a pod without them as it did before
-# such records, and records them for a container it creates.
+# "pod_cgroup" and "boot_id"; the previous release reads such a file, and
+# drops the keys when it saves one; this build handles a pod without them as
+# it did before such records, and records them for a container it creates.
 set -u
 
 top=$1
@@ -125,7 +125,7 @@ lingering() {
         check "lingering: no state left" no_state "$UID1"
 }
 
-# --- the format step of 0.3: "cgroup" and "pod_cgroup" ----------------------
+# --- the format step of 0.3: "cgroup", "pod_cgroup" and "boot_id" -----------
 
 # Where the containers' cgroups go: the run's private cgroup in the unified
 # hierarchy, as a kubelet --cgroup-root of its own; empty when cgroup v2 is
@@ -147,7 +147,8 @@ jqe() { jq -e "$1" "$STATE/$2.members" >/dev/null 2>&1; } # FILTER UID
 recorded() { jqe ".members[] | select(.id == \"$2\") | .cgroup == $(cgroup_json "$1" "$2")" "$1"; } # UID ID
 pod_recorded() { jqe ".pod_cgroup == $(cgroup_json "$1")" "$1"; } # UID
 unrecorded() { jqe ".members[] | select(.id == \"$2\") | has(\"cgroup\") | not" "$1"; } # UID ID
-no_keys() { jqe '(has("pod_cgroup") | not) and all(.members[]; has("cgroup") | not)' "$1"; } # UID
+no_keys() { jqe '(has("pod_cgroup") or has("boot_id") | not) and all(.members[]; has("cgroup") | not)' "$1"; } # UID
+boot_recorded() { jqe ".boot_id == \"$(cat /proc/sys/kernel/random/boot_id)\"" "$1"; } # UID
 
 # A rollback over files with the keys: 0.2.0 reads them without skipping the
 # pod, its gc joins and its poststop removes; its save (createRuntime of
@@ -169,6 +170,7 @@ format_rollback() {
         check "format rollback: the pod's cgroup recorded" pod_recorded "$UID1"
         check "format rollback: both, for the other pod" recorded "$UID2" c1
         check "format rollback: both, for the other pod (its pod)" pod_recorded "$UID2"
+        check "format rollback: this boot recorded" boot_recorded "$UID1"
         in_cgroup "$UID1" c1 "$x1" # exec'd into the container
         with "$OLD" gc >"$OUT" 2>>"$LOG"
         check "format rollback: old gc joins what was exec'd into the container" \
@@ -244,6 +246,7 @@ format_upgrade() {
         check "format upgrade: both members" [ "$(member_ids "$UID2")" = "c1 c2 " ]
         check "format upgrade: its cgroup recorded" recorded "$UID2" c2
         check "format upgrade: the pod's cgroup recorded" pod_recorded "$UID2"
+        check "format upgrade: this boot recorded" boot_recorded "$UID2"
         check "format upgrade: the old member as it was" unrecorded "$UID2" c1
         stop "$p2"
         remove_cgroup_tree "$(pod_dir "$UID2")/c1"

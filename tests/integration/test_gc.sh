@@ -752,11 +752,50 @@ test_waiting_ebusy() {
         stop "$p2"; gc >/dev/null
 }
 
+# --- state of an earlier boot (a stateDir not on tmpfs) ----------------------
+
+# Rewrites the pod's recorded boot as another's, as a reboot would leave it.
+earlier_boot() { # UID
+        jq -c '.boot_id = "00000000-0000-4000-8000-000000000001"' "$STATE/$1.members" >"$WORK/m" &&
+                cat "$WORK/m" >"$STATE/$1.members"
+}
+
+test_earlier_boot() {
+        mount_emulator
+        write_config
+        local p1 p2 p3
+        sleeper p1 p2 p3
+        create c1 "$p1" "$UID1"
+        check "this boot recorded" jqe ".boot_id == \"$(cat /proc/sys/kernel/random/boot_id)\"" \
+                "$STATE/$UID1.members"
+        # After a reboot resctrl is empty; the pid and start time may match a process again.
+        earlier_boot "$UID1"
+        rmdir "$G1"
+        check "gc" gc_out
+        check "a live pid of an earlier boot is not this boot's: the state goes" \
+                said "remove-state pod=$UID1"
+        check "no state files" no_state "$UID1"
+        check "logged" grep -q "pod $UID1 was written in an earlier boot" "$LOG"
+        check "no group made for it" test ! -e "$G1"
+
+        create c2 "$p2" "$UID2"
+        earlier_boot "$UID2"
+        rmdir "$MNT/mon_groups/$UID2"
+        check "createRuntime in such a pod" create c3 "$p3" "$UID2"
+        check "starts afresh: only its container" [ "$(member_ids "$UID2")" = "c3 " ]
+        check "recorded in this boot" \
+                jqe ".boot_id == \"$(cat /proc/sys/kernel/random/boot_id)\"" "$STATE/$UID2.members"
+        check "in its group" has_task "$MNT/mon_groups/$UID2" "$p3"
+        stop "$p1"; stop "$p2"; stop "$p3"
+        gc >/dev/null
+}
+
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy}; do
+        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy \
+        test_earlier_boot}; do
         : >"$LOG"
         echo "== $t"
         $t
