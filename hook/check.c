@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,9 +60,9 @@ struct checker {
 
 /* Every row's name, for --only. */
 static const char *const row_names[] = {
-    "config",       "resctrl-mount", "monitoring",   "rmids",          "counters",
-    "proc-resctrl", "state-dir",     "hooks.d",      "other-managers", "coverage",
-    "waiting",      "pod-cgroups",   "node-cgroups", "runtime-roots",
+    "config",       "resctrl-mount", "monitoring",  "rmids",        "counters",
+    "proc-resctrl", "state-dir",     "state-fs",    "hooks.d",      "other-managers",
+    "coverage",     "waiting",       "pod-cgroups", "node-cgroups", "runtime-roots",
 };
 
 /* Does list (comma-separated) hold name? */
@@ -354,6 +356,48 @@ struct hooks_seen {
         size_t files;
         bool create, poststop;
 };
+
+/* Room for a pod's files: a member file of some hundred containers, its
+ * temp file, and their inodes. */
+#define STATE_ROOM_BYTES (1024u * 1024u)
+#define STATE_ROOM_INODES 64u
+
+/* The file system under stateDir: writable, with room for a pod's files,
+ * and on tmpfs, where state goes with the boot whose processes it names. */
+static void check_state_fs(struct checker *k)
+{
+        const char *path = k->config.state_dir;
+        struct statvfs vfs;
+        struct statfs sfs;
+        unsigned long long kib, inodes;
+
+        if (statvfs(path, &vfs) < 0 || statfs(path, &sfs) < 0) {
+                if (errno != ENOENT) /* not made yet: state-dir says so */
+                        add(k, "state-fs", LEVEL_FAIL, NULL, "cannot statfs '%s': %m", path);
+                return;
+        }
+        kib = (unsigned long long) vfs.f_bavail * vfs.f_frsize / 1024;
+        inodes = vfs.f_files > 0 ? (unsigned long long) vfs.f_favail : ULLONG_MAX;
+        if (vfs.f_flag & ST_RDONLY)
+                add(k, "state-fs", LEVEL_FAIL,
+                    "mount it read-write (the DaemonSet's stateDir hostPath is never readOnly)",
+                    "'%s' is on a read-only file system: createRuntime cannot record containers, "
+                    "poststop and gc cannot remove the groups of pods that end",
+                    path);
+        else if (kib * 1024 < STATE_ROOM_BYTES || inodes < STATE_ROOM_INODES)
+                add(k, "state-fs", LEVEL_FAIL, "free space and inodes on it",
+                    "'%s' is full (%llu KiB free, %llu inodes): createRuntime cannot record "
+                    "containers, poststop and gc cannot remove the groups of pods that end",
+                    path, kib, inodes == ULLONG_MAX ? 0 : inodes);
+        else if (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC)
+                add(k, "state-fs", LEVEL_WARN, "put stateDir on tmpfs, under /run",
+                    "'%s' is not on tmpfs: its state outlives a reboot (the hook empties a pod's "
+                    "state of an earlier boot, by boot_id)",
+                    path);
+        else
+                add(k, "state-fs", LEVEL_OK, NULL, "'%s' is on tmpfs, writable, %llu KiB free",
+                    path, kib);
+}
 
 static void note_stages(json_t *stages, struct hooks_seen *seen)
 {
@@ -940,6 +984,8 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
                 check_proc(&k);
         if (wanted(&k, "state-dir"))
                 check_state_dir(&k);
+        if (wanted(&k, "state-fs"))
+                check_state_fs(&k);
         if (wanted(&k, "hooks.d"))
                 check_hooks_dirs(&k);
         if (monitoring && wanted(&k, "other-managers"))

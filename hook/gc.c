@@ -555,7 +555,8 @@ static int gc_pod(struct gc *gc, const struct gc_entry *p)
         r = pod_session_lock(&gc->env, p->uid, p->members ? timeout : 0, &s);
         if (r < 0) {
                 if (r != -ETIMEDOUT)
-                        log_warning_errno(r, "cannot lock pod %s; skipped", p->uid);
+                        log_warning_errno(r, "cannot lock pod %s in stateDir '%s'; skipped", p->uid,
+                                          gc->env.config->state_dir);
                 report_pod(gc, "skip-pod", p->uid, r == -ETIMEDOUT ? "busy" : strerror(-r));
                 (void) pod_session_close(&s);
                 return 0;

@@ -42,9 +42,12 @@ static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct po
                 return r;
         e->deadline = ctx->deadline;
         r = pod_session_lock(e, uid, pod_env_wait_ms(e), s);
-        if (r < 0)
+        if (r == -ETIMEDOUT)
                 return log_error_errno(r, "cannot lock pod %s (lockTimeoutMs %u ms)", uid,
                                        ctx->config->lock_timeout_ms);
+        if (r < 0) /* a read-only or full stateDir, a symlink planted there */
+                return log_error_errno(r, "cannot lock pod %s in stateDir '%s'", uid,
+                                       ctx->config->state_dir);
         (void) pod_state_remove_temp(e->state_fd, uid); /* a save killed before its rename */
         r = pod_session_load(s, &why);
         if (r == -EBADMSG)

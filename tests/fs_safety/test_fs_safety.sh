@@ -124,7 +124,7 @@ test_lock_file_symlink() {
         write_config "failurePolicy: fail"
 
         ln -s "$OUT/file" "$STATE/$UID1.lock"
-        refused "lock symlink to a file" "cannot lock pod $UID1 (lockTimeoutMs 2000 ms): $ELOOP" c1 "$p" "$UID1"
+        refused "lock symlink to a file" "cannot lock pod $UID1 in stateDir '$STATE': $ELOOP" c1 "$p" "$UID1"
         rm "$STATE/$UID1.lock"
         ln -s "$OUT/new-lock" "$STATE/$UID1.lock"
         refused "lock dangling symlink" "$ELOOP" c1 "$p" "$UID1"

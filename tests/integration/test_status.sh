@@ -277,6 +277,40 @@ test_coverage() {
         rmdir "$cg"
 }
 
+# --- stateDir's file system ---------------------------------------------------
+
+# On tmpfs with room: ok. On a disk: a warning (its state outlives a reboot).
+# Full or read-only: a failure; and a poststop there says which directory.
+test_state_fs() {
+        local dir=$WORK/state-fs f1
+        mkdir -m 0700 "$dir"
+        state_dir=$dir write_status_config "$MNT"
+        if [ "$(stat -f -c %T "$WORK")" != tmpfs ]; then
+                check "state-fs: a disk warns" \
+                        grep -q "^warn  state-fs .*'$dir' is not on tmpfs" <(hook_check --only state-fs)
+        fi
+        mount -t tmpfs -o mode=0700,size=2m tmpfs "$dir"
+        check "state-fs: tmpfs with room" grep -q "^ok    state-fs .*is on tmpfs, writable" \
+                <(hook_check --only state-fs)
+        sleeper f1
+        check "state-fs: a pod recorded there" create_pod f1 "$f1" "$(new_uid)" shop fs
+        dd if=/dev/zero of="$dir/fill" bs=64k 2>/dev/null
+        hook_check --only state-fs >"$WORK/fs.txt"
+        check "state-fs: full fails" [ $? -eq 1 ]
+        check "state-fs: ... saying so" grep -q "^fail  state-fs .*'$dir' is full" "$WORK/fs.txt"
+        rm "$dir/fill"
+        mount -o remount,ro "$dir"
+        hook_check --only state-fs >"$WORK/fs.txt"
+        check "state-fs: read-only fails" [ $? -eq 1 ]
+        check "state-fs: ... saying so" grep -q "^fail  state-fs .*'$dir' is on a read-only file system" "$WORK/fs.txt"
+        stop "$f1"
+        : >"$LOG"
+        hook poststop "$(printf '{"ociVersion":"1.2.0","id":"f1","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' "$(jq -r .uid "$dir"/*.members)")"
+        check "state-fs: poststop names the directory" grep -q "cannot lock pod .* in stateDir '$dir': Read-only file system" "$LOG"
+        umount "$dir"
+        write_status_config "$MNT"
+}
+
 test_baselines
 test_status_table
 test_status_json
@@ -284,5 +318,6 @@ test_prometheus
 test_kepler_layout
 test_check
 test_coverage
+test_state_fs
 
 harness_done
