@@ -305,6 +305,50 @@ test_pod_lifetime() { # KIND
 test_pod_lifetime_v2() { test_pod_lifetime v2; }
 test_pod_lifetime_v1() { test_pod_lifetime v1; }
 
+# CRI-O runs poststop at RemoveContainer, not StopContainer: a restarted
+# container's createRuntime comes before its old instance's poststop, and
+# all of a pod's poststops may come after kubelet removed the pod's cgroup.
+# The group stays while the pod lives, and nothing is left once it is gone.
+test_late_poststop() { # KIND
+        local kind=$1 pod p0 p1 p2 p3 hw
+        pod=$(pod_cgroup "$kind")
+        [ -n "$pod" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        mount_emulator --debug # mon_hw_id: the RMID
+        write_config
+        mkdir -p "$pod/infra" "$pod/c1a" "$pod/c1b" "$pod/c2"
+        sleeper p0 p1 p2 p3
+        echo "$p0" >"$pod/infra/cgroup.procs"
+        echo "$p1" >"$pod/c1a/cgroup.procs"
+        echo "$p3" >"$pod/c2/cgroup.procs"
+        create infra "$p0" "$UID1"
+        create c1a "$p1" "$UID1"
+        create c2 "$p3" "$UID1"
+        hw=$(cat "$G1/mon_hw_id")
+        stop "$p1" # c1's first instance exits; its poststop waits for RemoveContainer
+        echo "$p2" >"$pod/c1b/cgroup.procs"
+        check "$kind: the restart's createRuntime first" create c1b "$p2" "$UID1"
+        check "$kind: ... into the pod's group" has_task "$G1" "$p2"
+        check "$kind: the old instance's poststop after it" poststop c1a "$UID1"
+        check "$kind: the group stays, the same RMID" [ "$(cat "$G1/mon_hw_id")" = "${hw:-none}" ]
+        check "$kind: the restarted instance still in it" has_task "$G1" "$p2"
+        check "$kind: recorded: the live ones" [ "$(member_ids "$UID1")" = "c1b c2 infra " ]
+        check "$kind: gc" gc_out
+        check "$kind: ... removes nothing" not said "remove-group"
+        rmdir "$pod/c1a"
+
+        # The pod ends: its processes stop and kubelet removes its cgroup; then the poststops.
+        stop "$p2"; stop "$p3"; stop "$p0"
+        remove_pod_cgroup "$pod"
+        check "$kind: poststop after the pod's cgroup went" poststop c1b "$UID1"
+        check "$kind: poststop" poststop c2 "$UID1"
+        check "$kind: the last poststop" poststop infra "$UID1"
+        check "$kind: the group is gone" test ! -e "$G1"
+        check "$kind: and the pod's state" no_state "$UID1"
+        check "$kind: gc finds nothing to do" [ -z "$(gc)" ]
+}
+test_late_poststop_v2() { test_late_poststop v2; }
+test_late_poststop_v1() { test_late_poststop v1; }
+
 # A pod cgroup that cannot be trusted counts as gone, said in one line. The
 # hook runs in a mount namespace where kubepods/ is a tmpfs laid out as
 # $WORK/layout: a symlink on the way, a cgroup.events that does not parse.
@@ -795,7 +839,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
         test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy \
-        test_earlier_boot}; do
+        test_earlier_boot test_late_poststop_v2 test_late_poststop_v1}; do
         : >"$LOG"
         echo "== $t"
         $t
