@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "command.h"
@@ -317,6 +318,10 @@ int main(int argc, char **argv)
         struct args a;
         int r, read_result;
 
+        /* Groups are for every reader (Kepler, status run by another user)
+         * whatever umask a runtime or a systemd unit gives: 0755, as mkdir
+         * asks. Private files are created with private modes of their own. */
+        (void) umask(0022);
         log_setup(LOG_INFO, true, true);
         r = parse_args(argc, argv, &a);
         if (r <= 0)
