@@ -130,6 +130,13 @@ void pod_state_group_clear_baseline(struct group *g);
 /* NULL when g has no baseline for key. */
 const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key);
 
+/* Was s written in another boot than boot_id ("": unknown)? Its processes
+ * and groups are gone. Only where both are known and its pids are of
+ * pid_ns (0: unknown), the namespace of the reader: a reader in a container
+ * whose /proc shows a boot of its own (gVisor) must not take the host's
+ * state for an earlier boot's. */
+bool pod_state_of_other_boot(const struct pod_state *s, const char *boot_id, uint64_t pid_ns);
+
 /* Sets namespace and pod name (copies; NULL allowed). 0 or -ENOMEM. */
 int pod_state_set_pod(struct pod_state *s, const char *namespace, const char *pod_name);
 

@@ -370,6 +370,7 @@ static void check_state_fs(struct checker *k)
         struct statvfs vfs;
         struct statfs sfs;
         unsigned long long kib, inodes;
+        char inodes_text[24] = "unlimited";
 
         if (statvfs(path, &vfs) < 0 || statfs(path, &sfs) < 0) {
                 if (errno != ENOENT) /* not made yet: state-dir says so */
@@ -377,7 +378,9 @@ static void check_state_fs(struct checker *k)
                 return;
         }
         kib = (unsigned long long) vfs.f_bavail * vfs.f_frsize / 1024;
-        inodes = vfs.f_files > 0 ? (unsigned long long) vfs.f_favail : ULLONG_MAX;
+        inodes = vfs.f_files > 0 ? (unsigned long long) vfs.f_favail : ULLONG_MAX; /* no limit */
+        if (inodes != ULLONG_MAX)
+                (void) snprintf(inodes_text, sizeof(inodes_text), "%llu", inodes);
         if (vfs.f_flag & ST_RDONLY)
                 add(k, "state-fs", LEVEL_FAIL,
                     "mount it read-write (the DaemonSet's stateDir hostPath is never readOnly)",
@@ -386,9 +389,9 @@ static void check_state_fs(struct checker *k)
                     path);
         else if (kib * 1024 < STATE_ROOM_BYTES || inodes < STATE_ROOM_INODES)
                 add(k, "state-fs", LEVEL_FAIL, "free space and inodes on it",
-                    "'%s' is full (%llu KiB free, %llu inodes): createRuntime cannot record "
+                    "'%s' is full (%llu KiB free, %s inodes): createRuntime cannot record "
                     "containers, poststop and gc cannot remove the groups of pods that end",
-                    path, kib, inodes == ULLONG_MAX ? 0 : inodes);
+                    path, kib, inodes_text);
         else if (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC)
                 add(k, "state-fs", LEVEL_WARN, "put stateDir on tmpfs, under /run",
                     "'%s' is not on tmpfs: its state outlives a reboot (the hook empties a pod's "
@@ -557,6 +560,8 @@ static void check_other_managers(struct checker *k)
 /* Messages quote paths and the config file: one line each, whatever they hold. */
 struct coverage {
         int proc_fd;
+        char boot_id[BOOT_ID_LEN + 1]; /* this boot's; "" when unknown */
+        uint64_t pid_ns;               /* this process's; 0 when unknown */
         const struct cgroup_mounts *mounts;
         unsigned threads, in, elsewhere, pods_short, pods_unseen, waiting;
         uint64_t waited_most; /* seconds, the longest a live container has waited for an RMID */
@@ -603,7 +608,9 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
         struct pod_coverage cover;
         size_t len;
 
-        if (pod_state_load(state_fd, uid, &st, NULL) < 0)
+        /* State of an earlier boot names nothing that runs: gc removes it. */
+        if (pod_state_load(state_fd, uid, &st, NULL) < 0 ||
+            pod_state_of_other_boot(&st, c->boot_id, c->pid_ns))
                 return;
         look_at_pod_cgroup(&st, uid, c);
         count_waiting(&st, uid, c);
@@ -634,6 +641,10 @@ static void check_coverage(struct checker *k)
         if (state_fd < 0 || proc_open(&proc_fd) < 0 || opendir_at(state_fd, ".", &d) < 0)
                 return; /* no state yet, or said by the state-dir and proc checks */
         c.proc_fd = proc_fd;
+        if (proc_boot_id(proc_fd, c.boot_id) < 0)
+                c.boot_id[0] = '\0';
+        if (proc_pid_ns(proc_fd, &c.pid_ns) < 0)
+                c.pid_ns = 0;
         (void) cgroup_mounts_open(proc_fd, &mounts);
         while ((de = readdir(d))) {
                 size_t len = strlen(de->d_name);

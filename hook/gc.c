@@ -57,9 +57,12 @@ struct gc {
          * was written in: gc's own, or another (skipped). */
         unsigned pods_ours, pods_foreign;
         uint64_t foreign_ns; /* the last other pid namespace seen */
-        /* This pass's pods with a live member waiting for an RMID. */
+        /* This pass's pods with a live member waiting for an RMID, and the
+         * control groups where mkdir found none. */
         struct pod_age *waiting;
         size_t n_waiting;
+        char **full;
+        size_t n_full;
 };
 
 /* What stateDir holds for one pod UID. */
@@ -339,12 +342,12 @@ static void pending_unmonitored(struct pod_session *s, const char *ctrl, int err
         }
 }
 
-/* The group of live members: make it again if it is missing (someone removed
- * it, a killed createRuntime never made it, or its members wait for an
- * RMID), and put back every member whose init is not in it (a hook killed
- * before its tasks write, the re-creation). Under the resctrl lock. What
- * pod_group_claim returns: 1 made, 0 there, or -errno. */
-static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
+/* The group of live members: make it if it is missing (someone removed it,
+ * a killed createRuntime never made it, or, bring_in, its members waited for
+ * an RMID), and put back every member whose init is not in it (a hook killed
+ * before its tasks write, the re-creation, a member that waited). Under the
+ * resctrl lock. What pod_group_claim returns: 1 made, 0 there, or -errno. */
+static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, bool bring_in)
 {
         const struct pod_env *e = &gc->env;
         bool interrupted = pod_group_has_pending(&s->st, ctrl, NULL), changed;
@@ -367,7 +370,11 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 goto unlock;
         if (made && !s->dry_run)
                 pod_group_record_baseline(s, ctrl);
-        if (made && !s->dry_run && interrupted)
+        if (made && !s->dry_run && bring_in)
+                log_info("made the group of pod %s in %s for its containers that waited for an "
+                         "RMID",
+                         s->uid, ctrl_display(ctrl));
+        else if (made && !s->dry_run && interrupted)
                 log_info("group of pod %s in %s was not made by a createRuntime that did not "
                          "finish; made it",
                          s->uid, ctrl_display(ctrl));
@@ -375,10 +382,12 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
                 log_warning("group of pod %s in %s was removed by someone else; re-created it",
                             s->uid, ctrl_display(ctrl));
         if (made)
-                report(gc,
-                       json_pack("{s:s, s:s, s:s, s:s}", "action", "recreate-group", "pod", s->uid,
-                                 "ctrl", ctrl, "reason",
-                                 interrupted ? UNMONITORED_PENDING : "removed by someone else"));
+                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action",
+                                     bring_in ? "make-group" : "recreate-group", "pod", s->uid,
+                                     "ctrl", ctrl, "reason",
+                                     bring_in      ? "waiting for an RMID"
+                                     : interrupted ? UNMONITORED_PENDING
+                                                   : "removed by someone else"));
         changed = made;
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
@@ -411,6 +420,37 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl)
 unlock:
         rdt_unlock(e->root_fd);
         return made;
+}
+
+/* The pod's members of ctrl waiting for an RMID whose inits can go into its
+ * group now (pod_member_can_join) are marked pending, as createRuntime
+ * records its intent, and the group's record, if it lingers, is taken back;
+ * ensure_group, whose claim saves before any mkdir, then puts them in. How
+ * many; --dry-run reports them and changes nothing. */
+static unsigned wake_waiting(struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        unsigned n = 0;
+
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                struct member *m = &s->st.members[i];
+                char *pending = NULL;
+
+                if (!pod_member_is_waiting(m) || strcmp(m->ctrl, ctrl) != 0 ||
+                    pod_member_can_join(s, m) != 1 ||
+                    (!s->dry_run && !(pending = strdup(UNMONITORED_PENDING))))
+                        continue;
+                report_member(gc, "bring-in-member", s->uid, m, m->reason);
+                n++;
+                if (s->dry_run)
+                        continue;
+                free(m->reason);
+                m->reason = pending;
+                s->dirty = true;
+        }
+        if (n > 0 && g && !s->dry_run)
+                g->emptied = false;
+        return n;
 }
 
 static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl)
@@ -505,8 +545,10 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
 
                 if (!ctrl)
                         return log_error_errno(-ENOMEM, "out of memory");
+                /* The pod has a group there: those waiting need no RMID of their own. */
+                (void) wake_waiting(gc, s, ctrl);
                 if (pod_group_is_held(&s->st, ctrl))
-                        ensure_group(gc, s, ctrl);
+                        (void) ensure_group(gc, s, ctrl, false);
                 else
                         release_group(gc, s, ctrl);
         }
@@ -642,11 +684,33 @@ static bool rmid_free(const struct gc *gc)
                rdt_groups_count(gc->env.root_fd, &used) >= 0 && used < budget;
 }
 
-/* The pod's members waiting for an RMID, a control group at a time: marked
- * pending, which the save before mkdir records with the group's record, then
- * claimed and joined as for a createRuntime that did not finish
- * (ensure_group), so that a kill at any point leaves what the next pass
- * completes. true when mkdir found no RMID. */
+/* Has a mkdir in ctrl found no RMID this pass? (Arm MPAM limits groups per
+ * control group: one can be full while the node has RMIDs for others.) */
+static bool ctrl_is_full(const struct gc *gc, const char *ctrl)
+{
+        for (size_t i = 0; i < gc->n_full; i++)
+                if (strcmp(gc->full[i], ctrl) == 0)
+                        return true;
+        return false;
+}
+
+static void note_full(struct gc *gc, const char *ctrl)
+{
+        char **p = realloc(gc->full, (gc->n_full + 1) * sizeof(*p));
+
+        if (!p)
+                return;
+        gc->full = p;
+        if ((p[gc->n_full] = strdup(ctrl)))
+                gc->n_full++;
+}
+
+/* The pod's members waiting for an RMID, a control group at a time, where
+ * no group of the pod holds them (those are woken in the pass): woken
+ * (wake_waiting) and brought into a group made for them (ensure_group), so
+ * that a kill at any point leaves what the next pass completes. A control
+ * group whose mkdir finds no RMID is skipped for the rest of the pass.
+ * true when the node has no RMID left. */
 static bool bring_in_pod(struct gc *gc, struct pod_session *s)
 {
         if (s->st.pid_ns != 0 && gc->env.pid_ns != 0 && s->st.pid_ns != gc->env.pid_ns)
@@ -655,30 +719,21 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
                 _cleanup_free_ char *ctrl = NULL;
                 int made;
 
-                if (!pod_member_is_waiting(&s->st.members[i]))
+                if (!pod_member_is_waiting(&s->st.members[i]) ||
+                    ctrl_is_full(gc, s->st.members[i].ctrl))
                         continue;
                 ctrl = strdup(s->st.members[i].ctrl);
                 if (!ctrl) {
                         log_error_errno(-ENOMEM, "out of memory");
                         return true;
                 }
-                for (size_t j = i; j < s->st.n_members; j++) {
-                        struct member *m = &s->st.members[j];
-                        char *pending;
-
-                        if (!pod_member_is_waiting(m) || strcmp(m->ctrl, ctrl) != 0)
-                                continue;
-                        report_member(gc, "bring-in-member", s->uid, m, m->reason);
-                        if (s->dry_run || !(pending = strdup(UNMONITORED_PENDING)))
-                                continue;
-                        free(m->reason);
-                        m->reason = pending;
-                        s->dirty = true;
-                }
-                if (s->dry_run)
+                if (wake_waiting(gc, s, ctrl) == 0 || s->dry_run)
                         continue;
-                made = ensure_group(gc, s, ctrl);
-                if (made == -ENOSPC || made == -EBUSY)
+                made = ensure_group(gc, s, ctrl, true);
+                if (made != -ENOSPC && made != -EBUSY)
+                        continue;
+                note_full(gc, ctrl);
+                if (!rmid_free(gc))
                         return true;
         }
         return false;
@@ -692,7 +747,8 @@ static void bring_in_waiting(struct gc *gc)
 {
         bool full = false;
 
-        qsort(gc->waiting, gc->n_waiting, sizeof(*gc->waiting), age_compare);
+        if (gc->n_waiting > 1) /* qsort wants an array, even of nothing */
+                qsort(gc->waiting, gc->n_waiting, sizeof(*gc->waiting), age_compare);
         for (size_t i = 0; i < gc->n_waiting && !full && rmid_free(gc); i++) {
                 struct pod_session s;
                 int r = pod_session_lock(&gc->env, gc->waiting[i].uid, GC_POD_LOCK_TIMEOUT_MS, &s);
@@ -755,6 +811,10 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         if (r >= 0)
                 bring_in_waiting(gc);
         free(TAKE_PTR(gc->waiting));
+        for (size_t i = 0; i < gc->n_full; i++)
+                free(gc->full[i]);
+        free(TAKE_PTR(gc->full));
+        gc->n_full = 0;
         if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, entries, n);
         if (r >= 0 && !gc->opts.dry_run)

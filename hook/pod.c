@@ -89,8 +89,7 @@ int pod_session_load(struct pod_session *s, char **reterr)
         if (r < 0 && r != -ENOENT)
                 return r;
         s->loaded = true;
-        if (r == 0 && s->st.boot_id[0] && s->env->boot_id[0] &&
-            strcmp(s->st.boot_id, s->env->boot_id) != 0) {
+        if (r == 0 && pod_state_of_other_boot(&s->st, s->env->boot_id, s->env->pid_ns)) {
                 log_warning("state of pod %s was written in an earlier boot (boot_id %s): its "
                             "containers and groups are gone (stateDir belongs on tmpfs)",
                             s->uid, s->st.boot_id);
@@ -98,6 +97,10 @@ int pod_session_load(struct pod_session *s, char **reterr)
                 s->st = (struct pod_state){0};
                 s->dirty = true;
         }
+        /* A file of an older version gets this boot once: else, never
+         * rewritten while its pods run, it would be trusted after a reboot. */
+        if (r == 0 && !s->st.boot_id[0] && s->env->boot_id[0])
+                s->dirty = true;
         memcpy(s->st.boot_id, s->env->boot_id, sizeof(s->st.boot_id));
         return r == 0;
 }
@@ -320,6 +323,18 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);
         return r;
+}
+
+int pod_member_can_join(struct pod_session *s, const struct member *m)
+{
+        const struct pod_env *e = s->env;
+        _cleanup_(join_done) struct join j = JOIN_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
+        _cleanup_close_ int pin = -EBADF;
+        int r = pin_member(e->proc_fd, m, &pin);
+
+        if (r == 0)
+                return -ESRCH;
+        return r < 0 ? r : in_default_group(&j, m->pid);
 }
 
 /* Joins thread tid of member m's container, pinned from before the checks

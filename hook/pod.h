@@ -56,8 +56,9 @@ int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_
 
 /* Loads the member file: 1 when there was one, 0 when not (an empty state),
  * -EBADMSG with *reterr; not logged. State written in an earlier boot names
- * processes and groups that are gone: it is emptied (logged), so that the
- * files go, or start afresh. What is saved records this boot. */
+ * processes and groups that are gone (pod_state_of_other_boot): it is
+ * emptied (logged), so that the files go, or start afresh. What is saved
+ * records this boot, and a file that has no boot yet is saved for it. */
 int pod_session_load(struct pod_session *s, char **reterr);
 
 /* Saves st if it changed, or removes the member file and the lock file when
@@ -78,6 +79,12 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
  * or exited meanwhile; -ESRCH when it is gone. Caller holds the resctrl
  * lock. Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
+
+/* Could member m's init be written into its group: it runs (the recorded
+ * process, pinned), in the control group's default monitoring group, not in
+ * another control group or another monitor's group? 1 or 0; -ESRCH when it
+ * is gone; -errno. Reads only. */
+int pod_member_can_join(struct pod_session *s, const struct member *m);
 
 /* Joins every thread of member m's container that is not in the pod's
  * group: what a runtime exec'd into the container, what a re-made group

@@ -210,19 +210,25 @@ static void fit_bandwidth(const struct hook_ctx *ctx, struct pod_session *s, con
                     missing);
 }
 
-/* RMIDs freed in the last second or so wait in limbo until their cache
- * occupancy drains, and mkdir says EBUSY meanwhile: worth waiting for while
- * the run has time left, in steps of LIMBO_STEP_MS, the resctrl lock let go
- * meanwhile. LIMBO_SPARE_MS stays for what follows (the move, the saves). */
+/* RMIDs freed lately wait in limbo until their cache occupancy drops below
+ * max_threshold_occupancy, which the kernel checks every second; mkdir says
+ * EBUSY meanwhile. Worth one such check, no more (on a busy cache they may
+ * stay for long, and the pod lock is held): steps of LIMBO_STEP_MS, the
+ * resctrl lock let go meanwhile, for LIMBO_WAIT_MS at most, and only while
+ * the run keeps LIMBO_SPARE_MS for what follows (the move, the saves). */
 #define LIMBO_STEP_MS 100
+#define LIMBO_WAIT_MS 1100
 #define LIMBO_SPARE_MS 200
 
 /* Waits a step for limbo to drain, and takes the resctrl lock again: true
- * then; false when the run has no time for another try. */
-static bool wait_for_limbo(const struct pod_env *e)
+ * then; false when the wait is over (since started) or the run has no time
+ * for another try. */
+static bool wait_for_limbo(const struct pod_env *e, int64_t started)
 {
-        if (e->deadline == 0 ||
-            now_usec() + (int64_t) (LIMBO_STEP_MS + LIMBO_SPARE_MS) * 1000 > e->deadline)
+        int64_t next = now_usec() + (int64_t) LIMBO_STEP_MS * 1000;
+
+        if (e->deadline == 0 || next > started + (int64_t) LIMBO_WAIT_MS * 1000 ||
+            next + (int64_t) LIMBO_SPARE_MS * 1000 > e->deadline)
                 return false;
         rdt_unlock(e->root_fd);
         (void) nanosleep(&(struct timespec){.tv_nsec = LIMBO_STEP_MS * 1000 * 1000}, NULL);
@@ -242,9 +248,9 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         unsigned budget = 0, used = 0;
         int r;
 
-        for (;;) {
+        for (int64_t started = now_usec();;) {
                 r = pod_group_claim(s, ctrl, &status);
-                if (r != -EBUSY || !wait_for_limbo(s->env))
+                if (r != -EBUSY || !wait_for_limbo(s->env, started))
                         break;
                 free(TAKE_PTR(status));
         }
@@ -443,11 +449,12 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
          * one's nothing there. They are left as they are. */
         if (s->st.n_members > 0 && s->st.pid_ns != 0 && s->env->pid_ns != 0 &&
             s->st.pid_ns != s->env->pid_ns) {
-                log_error("state of pod %s was written in pid namespace %llu, this hook runs in "
-                          "%llu; not recorded",
-                          ctx->pod->uid, (unsigned long long) s->st.pid_ns,
-                          (unsigned long long) s->env->pid_ns);
-                return -EXDEV;
+                log_warning("state of pod %s was written in pid namespace %llu, this hook runs "
+                            "in %llu; not recorded, the container starts unmonitored",
+                            ctx->pod->uid, (unsigned long long) s->st.pid_ns,
+                            (unsigned long long) s->env->pid_ns);
+                *ret_outcome = "unmonitored"; /* as out of RMIDs: never the container's failure */
+                return 0;
         }
         if (already_member(ctx, s, start_time)) {
                 *ret_outcome = "already recorded";

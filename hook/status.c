@@ -85,8 +85,10 @@ struct pod_view {
 struct node_view {
         const struct config *config;
         int proc_fd;
-        int budget; /* -errno when unknown */
-        bool abmc;  /* counters must be assigned (mbm_event mode): total and available are read */
+        char boot_id[BOOT_ID_LEN + 1]; /* this boot's; "" when unknown */
+        uint64_t pid_ns;               /* this process's; 0 when unknown */
+        int budget;                    /* -errno when unknown */
+        bool abmc; /* counters must be assigned (mbm_event mode): total and available are read */
         int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
         struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
@@ -238,6 +240,15 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
                 return 0; /* its last poststop ran meanwhile */
         if (r < 0 && !pv->why && asprintf(&pv->why, "%s", strerror(-r)) < 0)
                 return -ENOMEM;
+        if (r >= 0 && pod_state_of_other_boot(&pv->st, nv->boot_id, nv->pid_ns)) {
+                if (asprintf(&pv->why,
+                             "written in an earlier boot (boot_id %s): its containers "
+                             "and groups are gone; gc removes it",
+                             pv->st.boot_id) < 0)
+                        return -ENOMEM;
+                pod_state_done(&pv->st);
+                pv->st = (struct pod_state){0};
+        }
         pv->groups = calloc(pv->st.n_groups + 1, sizeof(*pv->groups));
         if (!pv->groups)
                 return -ENOMEM;
@@ -359,6 +370,10 @@ static int gather(struct node_view *nv)
         r = proc_open(&nv->proc_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot open /proc");
+        if (proc_boot_id(nv->proc_fd, nv->boot_id) < 0)
+                nv->boot_id[0] = '\0';
+        if (proc_pid_ns(nv->proc_fd, &nv->pid_ns) < 0)
+                nv->pid_ns = 0;
         r = gather_pods(nv);
         if (r < 0)
                 return log_error_errno(r, "cannot read the state directory '%s'",

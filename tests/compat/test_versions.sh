@@ -147,7 +147,8 @@ jqe() { jq -e "$1" "$STATE/$2.members" >/dev/null 2>&1; } # FILTER UID
 recorded() { jqe ".members[] | select(.id == \"$2\") | .cgroup == $(cgroup_json "$1" "$2")" "$1"; } # UID ID
 pod_recorded() { jqe ".pod_cgroup == $(cgroup_json "$1")" "$1"; } # UID
 unrecorded() { jqe ".members[] | select(.id == \"$2\") | has(\"cgroup\") | not" "$1"; } # UID ID
-no_keys() { jqe '(has("pod_cgroup") or has("boot_id") | not) and all(.members[]; has("cgroup") | not)' "$1"; } # UID
+no_cgroups() { jqe '(has("pod_cgroup") | not) and all(.members[]; has("cgroup") | not)' "$1"; } # UID
+no_keys() { no_cgroups "$1" && jqe 'has("boot_id") | not' "$1"; } # UID
 boot_recorded() { jqe ".boot_id == \"$(cat /proc/sys/kernel/random/boot_id)\"" "$1"; } # UID
 
 # A rollback over files with the keys: 0.2.0 reads them without skipping the
@@ -211,9 +212,9 @@ format_rollback() {
 
 # An upgrade over files without the keys: the new binary handles a pod
 # 0.2.0 recorded as before such records (its lifetime by kubelet's layouts,
-# which name nothing here; what they name is test_gc's); a container it
-# creates in such a pod records both keys, and from then on the pod lives as
-# long as its recorded cgroup.
+# which name nothing here; what they name is test_gc's), its first gc saves
+# the file once with this boot; a container it creates in such a pod records
+# the cgroups, and from then on the pod lives as long as its recorded cgroup.
 format_upgrade() {
         local p1 p2 p3 x1
         mount_emulator
@@ -231,8 +232,10 @@ format_upgrade() {
                 said "join-tasks pod=$UID1 container=c1 count=1"
         check "format upgrade: into the pod's group" has_task "$G1" "$x1"
         check "format upgrade: new gc skips no pod" not grep -q "skipped\|invalid" "$LOG"
-        check "format upgrade: gc records neither key" no_keys "$UID1"
-        check "format upgrade: nor for the other pod" no_keys "$UID2"
+        check "format upgrade: gc records no cgroup" no_cgroups "$UID1"
+        check "format upgrade: nor for the other pod" no_cgroups "$UID2"
+        check "format upgrade: but this boot, once" boot_recorded "$UID1"
+        check "format upgrade: for the other pod too" boot_recorded "$UID2"
         stop "$p1"
         stop "$x1"
         remove_cgroup_tree "$(pod_dir "$UID1")/c1"

@@ -308,40 +308,40 @@ test_pod_lifetime_v1() { test_pod_lifetime v1; }
 # CRI-O runs poststop at RemoveContainer, not StopContainer: a restarted
 # container's createRuntime comes before its old instance's poststop, and
 # all of a pod's poststops may come after kubelet removed the pod's cgroup.
-# The group stays while the pod lives, and nothing is left once it is gone.
+# A pod of one container beside its pause (which CRI-O runs without hooks):
+# the old instance is dropped by gc first, the group lingers for the pod and
+# the restart takes it back; the late poststop leaves it with the restart.
+# Once the pod is gone, the late poststops leave nothing.
 test_late_poststop() { # KIND
-        local kind=$1 pod p0 p1 p2 p3 hw
+        local kind=$1 pod p0 p1 p2 hw
         pod=$(pod_cgroup "$kind")
         [ -n "$pod" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
         mount_emulator --debug # mon_hw_id: the RMID
         write_config
-        mkdir -p "$pod/infra" "$pod/c1a" "$pod/c1b" "$pod/c2"
-        sleeper p0 p1 p2 p3
-        echo "$p0" >"$pod/infra/cgroup.procs"
+        mkdir -p "$pod/pause" "$pod/c1a" "$pod/c1b"
+        sleeper p0 p1 p2
+        echo "$p0" >"$pod/pause/cgroup.procs"
         echo "$p1" >"$pod/c1a/cgroup.procs"
-        echo "$p3" >"$pod/c2/cgroup.procs"
-        create infra "$p0" "$UID1"
         create c1a "$p1" "$UID1"
-        create c2 "$p3" "$UID1"
         hw=$(cat "$G1/mon_hw_id")
-        stop "$p1" # c1's first instance exits; its poststop waits for RemoveContainer
+        stop "$p1" # the first instance exits; its poststop waits for RemoveContainer
+        check "$kind: gc meanwhile" gc_out
+        check "$kind: ... drops the old instance" said "drop-member pod=$UID1 container=c1a"
+        check "$kind: ... the group lingers for the pod" said "linger-group pod=$UID1 ctrl=/ reason=\"pod cgroup\""
         echo "$p2" >"$pod/c1b/cgroup.procs"
         check "$kind: the restart's createRuntime first" create c1b "$p2" "$UID1"
-        check "$kind: ... into the pod's group" has_task "$G1" "$p2"
         check "$kind: the old instance's poststop after it" poststop c1a "$UID1"
         check "$kind: the group stays, the same RMID" [ "$(cat "$G1/mon_hw_id")" = "${hw:-none}" ]
-        check "$kind: the restarted instance still in it" has_task "$G1" "$p2"
-        check "$kind: recorded: the live ones" [ "$(member_ids "$UID1")" = "c1b c2 infra " ]
+        check "$kind: the restart still in it" has_task "$G1" "$p2"
+        check "$kind: recorded: the restart" [ "$(member_ids "$UID1")" = "c1b " ]
         check "$kind: gc" gc_out
         check "$kind: ... removes nothing" not said "remove-group"
         rmdir "$pod/c1a"
 
-        # The pod ends: its processes stop and kubelet removes its cgroup; then the poststops.
-        stop "$p2"; stop "$p3"; stop "$p0"
+        # The pod ends: its processes stop and kubelet removes its cgroup; then the poststop.
+        stop "$p2"; stop "$p0"
         remove_pod_cgroup "$pod"
         check "$kind: poststop after the pod's cgroup went" poststop c1b "$UID1"
-        check "$kind: poststop" poststop c2 "$UID1"
-        check "$kind: the last poststop" poststop infra "$UID1"
         check "$kind: the group is gone" test ! -e "$G1"
         check "$kind: and the pod's state" no_state "$UID1"
         check "$kind: gc finds nothing to do" [ -z "$(gc)" ]
@@ -575,6 +575,9 @@ test_foreign_pid_ns() {
                 "createRuntime c3: state of pod $UID1 was written in pid namespace .*; not recorded" "$LOG"
         check "createRuntime here: no relabelling" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
         check "createRuntime here: nothing moved" not has_task "$G1" "$p3"
+        write_config "failurePolicy: fail"
+        check "createRuntime here, failurePolicy fail: the container starts" create c3 "$p3" "$UID1"
+        write_config
         # Only the other namespace's pod is left: each pass refuses, and says
         # so, but gc --interval waits for pods of its own.
         : >"$LOG"
@@ -748,7 +751,7 @@ test_waiting_enospc() {
         sleep 0.05   # a later start time, in clock ticks
         sleeper p3
         create a1 "$p1" "$UID1"
-        uid3=$(new_uid)
+        uid3=$(new_uid 1) # before UID2 by UID, after it by age
         create c1 "$p3" "$uid3"   # p3 started after p2: the younger of the waiting
         create b1 "$p2" "$UID2"
         check "both wait" jqe '.members[0].reason | startswith("out of RMIDs")' \
@@ -776,6 +779,32 @@ test_waiting_enospc() {
         check "check: nobody waits" grep -q "ok *waiting" "$WORK/check"
         stop "$p3"; gc >/dev/null
         check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
+}
+
+# A container waiting while a sibling made the pod's group, which lingers
+# once that sibling ended: the first gc pass puts it into that group, with
+# no RMID free on the node, and the group lingers no more.
+test_waiting_pod_group() {
+        mount_emulator --num-rmids 2   # RMID 0 is the root's: one group fits
+        write_config
+        local p1 p2 p3
+        sleeper p1 p2 p3
+        create a1 "$p1" "$UID1"
+        create b1 "$p2" "$UID2"
+        check "it waits" grep -q 'out of RMIDs' "$STATE/$UID2.members"
+        stop "$p1"; poststop a1 "$UID1"
+        write_config "removeDelaySeconds: 600"
+        check "a sibling makes the pod's group" create b2 "$p3" "$UID2"
+        stop "$p3"; poststop b2 "$UID2"
+        check "which lingers, holding the last RMID" test -d "$MNT/mon_groups/$UID2"
+        check "gc" gc_out
+        check "brings the waiting container in" said "bring-in-member pod=$UID2 container=b1"
+        check "... into the pod's group" has_task "$MNT/mon_groups/$UID2" "$p2"
+        check "... monitored" jqe '.members[0].monitored' "$STATE/$UID2.members"
+        check "the group lingers no more" jqe '.groups[0] | has("emptied_at") | not' "$STATE/$UID2.members"
+        stop "$p2"; poststop b1 "$UID2"
+        write_config
+        gc >/dev/null
 }
 
 # A container that found every free RMID in limbo (EBUSY) past its run's
@@ -838,7 +867,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy \
+        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group \
         test_earlier_boot test_late_poststop_v2 test_late_poststop_v1}; do
         : >"$LOG"
         echo "== $t"
