@@ -123,8 +123,8 @@ check_invariants() {
 #                write, a directory or file made, removed or renamed): a kill
 #                before any other call leaves just what a kill before the next
 #                of these does, as descriptors, locks and memory die with it;
-#   error=EIO    any call but those whose failure nobody can see (close: the
-#                descriptor is gone either way; getpid and the like);
+#   error=EIO    the calls on files and directories, which can fail with it
+#                (not close: the descriptor is gone either way);
 #   error=ENOSPC the calls that can run out of space (RMIDs for mkdir).
 # Only calls with main on their stack count: the dynamic loader's fail the
 # exec, before the hook has done anything.
@@ -135,14 +135,16 @@ injection_points() { # STAGE JSON FILE
                 for (i in a) leaves[a[i]]
                 split("write pwrite64 mkdir mkdirat renameat renameat2 linkat fsync fdatasync", a)
                 for (i in a) fills[a[i]]
-                split("close getpid geteuid getuid gettid exit_group", a)
-                for (i in a) invisible[a[i]]
+                split("openat read pread64 readv write pwrite64 writev getdents64 mkdir mkdirat " \
+                      "rmdir unlinkat renameat renameat2 linkat fsync fdatasync newfstatat fstat " \
+                      "statx faccessat faccessat2 access readlinkat utimensat ftruncate", a)
+                for (i in a) io[a[i]]
         }
         function list() {
                 if (point == "" || !ours) return
                 made = name ~ /^open/ && call ~ /O_CREAT/
                 print point ((name in leaves) || made ? " signal=KILL" : "") \
-                        ((name in invisible) ? "" : " error=EIO") \
+                        ((name in io) ? " error=EIO" : "") \
                         ((name in fills) || made ? " error=ENOSPC" : "")
         }
         /^[0-9]+ +[a-z0-9_]+\(/ {
