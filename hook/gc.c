@@ -742,7 +742,7 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
 /* After the pass, which freed the RMIDs of the pods that went: the members
  * left unmonitored for want of one (pod_member_is_waiting) are brought in,
  * the pod whose container has waited longest first, while resctrl shows an
- * RMID free. The first mkdir that finds none ends it; the next pass goes on. */
+ * RMID free; the next pass goes on. */
 static void bring_in_waiting(struct gc *gc)
 {
         bool full = false;
