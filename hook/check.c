@@ -117,6 +117,23 @@ static void add(struct checker *k, const char *name, enum level level, const cha
         k->results = a;
 }
 
+static void list_append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends an item, formatted, to the ", "-separated list in buf (size
+ * bytes), cut at the end. */
+static void list_append(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t len = strlen(buf);
+        va_list ap;
+
+        if (len > 0 && len + 2 < size)
+                len += (size_t) snprintf(buf + len, size - len, ", ");
+        va_start(ap, fmt);
+        (void) vsnprintf(buf + len, size - len, fmt, ap);
+        va_end(ap);
+}
+
 /* Every problem of the file, with what the hook does about it: the checks
  * below then see the config the hook runs with. */
 static void check_config(struct checker *k, const struct command_ctx *ctx)
@@ -511,7 +528,6 @@ static int census_group(const char *ctrl, const char *mon, void *userdata)
         struct group_census *c = userdata;
         char uid[POD_UID_LEN + 1];
         const struct group *g;
-        size_t len;
 
         if (!mon || pod_uid_canonicalise(mon, uid) < 0)
                 return 0;
@@ -523,11 +539,10 @@ static int census_group(const char *ctrl, const char *mon, void *userdata)
                 return 0;
         }
         c->foreign++;
-        len = strlen(c->examples);
         if (c->foreign <= 3)
-                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s%smon_groups/%s",
-                         len ? ", " : "", strcmp(ctrl, "/") == 0 ? "" : ctrl,
-                         strcmp(ctrl, "/") == 0 ? "" : "/", mon);
+                list_append(c->examples, sizeof(c->examples), "%s%smon_groups/%s",
+                            strcmp(ctrl, "/") == 0 ? "" : ctrl, strcmp(ctrl, "/") == 0 ? "" : "/",
+                            mon);
         return 0;
 }
 
@@ -591,14 +606,13 @@ static void count_waiting(const struct pod_state *st, const char *uid, struct co
 static void look_at_pod_cgroup(const struct pod_state *st, const char *uid, struct coverage *c)
 {
         enum pod_cgroup state;
-        size_t len = strlen(c->unseen);
 
         if (!st->has_pod_cgroup ||
             (kubepods_recorded_cgroup(c->mounts, &st->pod_cgroup, &state) >= 0 &&
              state != POD_CGROUP_UNSEEN))
                 return;
         if (++c->pods_unseen <= 3)
-                snprintf(c->unseen + len, sizeof(c->unseen) - len, "%s%s", len ? ", " : "", uid);
+                list_append(c->unseen, sizeof(c->unseen), "%s", uid);
 }
 
 /* One pod's part of the node's coverage. */
@@ -606,7 +620,6 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
 {
         _cleanup_(pod_state_done) struct pod_state st = {0};
         struct pod_coverage cover;
-        size_t len;
 
         /* State of an earlier boot names nothing that runs: gc removes it. */
         if (pod_state_load(state_fd, uid, &st, NULL) < 0 ||
@@ -620,11 +633,10 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
         c->elsewhere += cover.elsewhere;
         if (cover.in + cover.elsewhere >= cover.threads) /* gc has nothing to join */
                 return;
-        len = strlen(c->examples);
         if (++c->pods_short <= 3)
-                snprintf(c->examples + len, sizeof(c->examples) - len, "%s%s (%s/%s) %u of %u",
-                         len ? ", " : "", uid, st.namespace ? st.namespace : "-",
-                         st.pod_name ? st.pod_name : "-", cover.in, cover.threads);
+                list_append(c->examples, sizeof(c->examples), "%s (%s/%s) %u of %u", uid,
+                            st.namespace ? st.namespace : "-", st.pod_name ? st.pod_name : "-",
+                            cover.in, cover.threads);
 }
 
 /* Are all threads of every monitored container in its pod's group, and can
@@ -686,14 +698,6 @@ static void check_coverage(struct checker *k)
                     "root, in the host's cgroup namespace; until then gc keeps these pods' groups",
                     "%u pods' recorded cgroups cannot be seen from here (gc logs which): %s%s",
                     c.pods_unseen, c.unseen, c.pods_unseen > 3 ? ", ..." : "");
-}
-
-/* Appends item to the ", "-separated list in buf (size bytes), cut at the end. */
-static void list_append(char *buf, size_t size, const char *item)
-{
-        size_t len = strlen(buf);
-
-        (void) snprintf(buf + len, size - len, "%s%s", len ? ", " : "", item);
 }
 
 /* What to do where gc cannot see the node's cgroups. */
@@ -764,7 +768,7 @@ static bool check_node_cgroups(struct checker *k)
 
                 if (v->fd < 0)
                         continue;
-                list_append(seen, sizeof(seen), names[i]);
+                list_append(seen, sizeof(seen), "%s", names[i]);
                 if (!v->known) {
                         add(k, "node-cgroups", LEVEL_FAIL, NODE_CGROUPS_FIX,
                             "this process's cgroup is not found in the %s hierarchy's mount, %u "
@@ -822,7 +826,7 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
                 const char *root = roots->items[i];
                 int r = runstate_open_root(root, &fd);
 
-                list_append(all, sizeof(all), root);
+                list_append(all, sizeof(all), "%s", root);
                 if (r == -ENOENT)
                         continue;
                 bad |= r < 0;
@@ -842,7 +846,7 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
                         add(k, "runtime-roots", LEVEL_FAIL, NULL,
                             "cannot open runtime root '%s': %s", root, strerror(-r));
                 else
-                        list_append(seen, sizeof(seen), root);
+                        list_append(seen, sizeof(seen), "%s", root);
         }
         if (bad)
                 return;
