@@ -342,6 +342,41 @@ static void pending_unmonitored(struct pod_session *s, const char *ctrl, int err
         }
 }
 
+/* Why gc made a pod's group. */
+enum made_for {
+        MADE_FOR_WAITING,     /* its members waited for an RMID */
+        MADE_FOR_INTERRUPTED, /* a createRuntime that did not finish never made it */
+        MADE_AGAIN,           /* someone else removed it */
+};
+
+/* Logs and reports that gc made the group of (pod, ctrl), and why. */
+static void say_made(struct gc *gc, const struct pod_session *s, const char *ctrl,
+                     enum made_for why)
+{
+        static const char *const reasons[] = {
+            [MADE_FOR_WAITING] = "waiting for an RMID",
+            [MADE_FOR_INTERRUPTED] = UNMONITORED_PENDING,
+            [MADE_AGAIN] = "removed by someone else",
+        };
+
+        report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action",
+                             why == MADE_FOR_WAITING ? "make-group" : "recreate-group", "pod",
+                             s->uid, "ctrl", ctrl, "reason", reasons[why]));
+        if (s->dry_run)
+                return;
+        if (why == MADE_FOR_WAITING)
+                log_info("made the group of pod %s in %s for its containers that waited for an "
+                         "RMID",
+                         s->uid, ctrl_display(ctrl));
+        else if (why == MADE_FOR_INTERRUPTED)
+                log_info("group of pod %s in %s was not made by a createRuntime that did not "
+                         "finish; made it",
+                         s->uid, ctrl_display(ctrl));
+        else
+                log_warning("group of pod %s in %s was removed by someone else; re-created it",
+                            s->uid, ctrl_display(ctrl));
+}
+
 /* The group of live members: make it if it is missing (someone removed it,
  * a killed createRuntime never made it, or, bring_in, its members waited for
  * an RMID), and put back every member whose init is not in it (a hook killed
@@ -370,24 +405,11 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
                 goto unlock;
         if (made && !s->dry_run)
                 pod_group_record_baseline(s, ctrl);
-        if (made && !s->dry_run && bring_in)
-                log_info("made the group of pod %s in %s for its containers that waited for an "
-                         "RMID",
-                         s->uid, ctrl_display(ctrl));
-        else if (made && !s->dry_run && interrupted)
-                log_info("group of pod %s in %s was not made by a createRuntime that did not "
-                         "finish; made it",
-                         s->uid, ctrl_display(ctrl));
-        else if (made && !s->dry_run)
-                log_warning("group of pod %s in %s was removed by someone else; re-created it",
-                            s->uid, ctrl_display(ctrl));
         if (made)
-                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action",
-                                     bring_in ? "make-group" : "recreate-group", "pod", s->uid,
-                                     "ctrl", ctrl, "reason",
-                                     bring_in      ? "waiting for an RMID"
-                                     : interrupted ? UNMONITORED_PENDING
-                                                   : "removed by someone else"));
+                say_made(gc, s, ctrl,
+                         bring_in      ? MADE_FOR_WAITING
+                         : interrupted ? MADE_FOR_INTERRUPTED
+                                       : MADE_AGAIN);
         changed = made;
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
