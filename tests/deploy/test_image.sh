@@ -69,7 +69,11 @@ top=$(cd "$1" && pwd)
 yamlflat=$(readlink -f "$2")
 resctrlfs=$(readlink -f "$3")
 
-mirror=${RMH_IMAGE_MIRROR:-http://deb.debian.org/debian}
+# The Debian archive this machine's apt fetches bookworm from (the one a CI
+# machine may reach), unless RMH_IMAGE_MIRROR says.
+mirror=${RMH_IMAGE_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' \
+        'Release: bookworm' 'Component: main' 2>/dev/null | head -n 1)}
+mirror=${mirror:-http://deb.debian.org/debian}
 build_packages="build-essential cmake pkg-config libjansson-dev libyaml-dev"
 gc_interval=2
 started=$(date +%s)
