@@ -325,9 +325,9 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
 static void pending_unmonitored(struct pod_session *s, const char *ctrl, int err,
                                 const char *status)
 {
-        const char *what = err == -ENOENT  ? UNMONITORED_CTRL_MISSING
-                           : err == -EBUSY ? UNMONITORED_EBUSY
-                                           : UNMONITORED_ENOSPC;
+        enum unmonitored what = err == -ENOENT  ? UNMONITORED_CTRL_MISSING
+                                : err == -EBUSY ? UNMONITORED_EBUSY
+                                                : UNMONITORED_ENOSPC;
 
         for (size_t i = 0; i < s->st.n_members; i++) {
                 struct member *m = &s->st.members[i];
@@ -353,15 +353,13 @@ enum made_for {
 static void say_made(struct gc *gc, const struct pod_session *s, const char *ctrl,
                      enum made_for why)
 {
-        static const char *const reasons[] = {
-            [MADE_FOR_WAITING] = "waiting for an RMID",
-            [MADE_FOR_INTERRUPTED] = UNMONITORED_PENDING,
-            [MADE_AGAIN] = "removed by someone else",
-        };
+        const char *reason = why == MADE_FOR_WAITING       ? "waiting for an RMID"
+                             : why == MADE_FOR_INTERRUPTED ? unmonitored_text(UNMONITORED_PENDING)
+                                                           : "removed by someone else";
 
         report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action",
                              why == MADE_FOR_WAITING ? "make-group" : "recreate-group", "pod",
-                             s->uid, "ctrl", ctrl, "reason", reasons[why]));
+                             s->uid, "ctrl", ctrl, "reason", reason));
         if (s->dry_run)
                 return;
         if (why == MADE_FOR_WAITING)
@@ -460,7 +458,7 @@ static unsigned wake_waiting(struct gc *gc, struct pod_session *s, const char *c
 
                 if (!pod_member_is_waiting(m) || strcmp(m->ctrl, ctrl) != 0 ||
                     pod_member_can_join(s, m) != 1 ||
-                    (!s->dry_run && !(pending = strdup(UNMONITORED_PENDING))))
+                    (!s->dry_run && !(pending = strdup(unmonitored_text(UNMONITORED_PENDING)))))
                         continue;
                 report_member(gc, "bring-in-member", s->uid, m, m->reason);
                 n++;

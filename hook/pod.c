@@ -444,22 +444,54 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
         }
 }
 
-int pod_unmonitored_reason(const char *what, const char *status, char **ret)
+static const struct {
+        const char *text; /* on disk: never changes */
+        const char *code;
+} unmonitored_table[_UNMONITORED_MAX] = {
+    [UNMONITORED_ENOSPC] = {"out of RMIDs (ENOSPC)", "enospc"},
+    [UNMONITORED_EBUSY] = {"out of RMIDs, some in limbo (EBUSY)", "ebusy"},
+    [UNMONITORED_CLASS_MISMATCH] = {"class mismatch", "class_mismatch"},
+    [UNMONITORED_CTRL_MISSING] = {"control group missing", "ctrl_group_missing"},
+    [UNMONITORED_PENDING] = {"createRuntime did not finish", "interrupted"},
+    [UNMONITORED_OTHER] = {"", "other"},
+};
+
+const char *unmonitored_text(enum unmonitored u)
 {
-        if (asprintf(ret, "%s%s%s", what, status ? ": " : "", status ? status : "") < 0)
+        return unmonitored_table[u].text;
+}
+
+const char *unmonitored_code(enum unmonitored u)
+{
+        return unmonitored_table[u].code;
+}
+
+enum unmonitored unmonitored_of(const char *reason)
+{
+        for (int u = 0; reason && u < UNMONITORED_OTHER; u++)
+                if (startswith(reason, unmonitored_table[u].text))
+                        return (enum unmonitored) u;
+        return UNMONITORED_OTHER;
+}
+
+int pod_unmonitored_reason(enum unmonitored u, const char *status, char **ret)
+{
+        if (asprintf(ret, "%s%s%s", unmonitored_text(u), status ? ": " : "", status ? status : "") <
+            0)
                 return -ENOMEM;
         return 0;
 }
 
 bool pod_member_is_pending(const struct member *m)
 {
-        return !m->monitored && strcmp(m->reason, UNMONITORED_PENDING) == 0;
+        return !m->monitored && unmonitored_of(m->reason) == UNMONITORED_PENDING;
 }
 
 bool pod_member_is_waiting(const struct member *m)
 {
-        return !m->monitored && (startswith(m->reason, UNMONITORED_ENOSPC) ||
-                                 startswith(m->reason, UNMONITORED_EBUSY));
+        enum unmonitored u = m->monitored ? UNMONITORED_OTHER : unmonitored_of(m->reason);
+
+        return u == UNMONITORED_ENOSPC || u == UNMONITORED_EBUSY;
 }
 
 uint64_t pod_member_waited_sec(const struct member *m)

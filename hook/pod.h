@@ -120,21 +120,34 @@ struct pod_coverage {
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
                   const struct pod_state *st, struct pod_coverage *ret);
 
-/* Why a container is unmonitored: how its member's reason begins. */
-#define UNMONITORED_ENOSPC "out of RMIDs (ENOSPC)"
-#define UNMONITORED_EBUSY "out of RMIDs, some in limbo (EBUSY)"
-#define UNMONITORED_CTRL_MISSING "control group missing"
-#define UNMONITORED_CLASS_MISMATCH "class mismatch"
+/* Why a container is unmonitored. Its member records it as text, which
+ * begins with the kind's (unmonitored_text) and may go on with what the
+ * kernel said; status and Prometheus name the kind by its code. */
+enum unmonitored {
+        UNMONITORED_ENOSPC,         /* "out of RMIDs (ENOSPC)" */
+        UNMONITORED_EBUSY,          /* "out of RMIDs, some in limbo (EBUSY)" */
+        UNMONITORED_CLASS_MISMATCH, /* its task is in another control group */
+        UNMONITORED_CTRL_MISSING,   /* its control group is gone */
+        UNMONITORED_PENDING,        /* pod_member_is_pending */
+        UNMONITORED_OTHER,          /* a reason of another version */
+        _UNMONITORED_MAX,
+};
 
-/* Sets *ret to a member's reason: "what: status", or what alone when status
- * is NULL. 0 or -ENOMEM. */
-int pod_unmonitored_reason(const char *what, const char *status, char **ret);
+/* The text a member's reason of that kind begins with; "" for OTHER. */
+const char *unmonitored_text(enum unmonitored u);
+/* The kind's code for status and Prometheus ("enospc", "interrupted"). */
+const char *unmonitored_code(enum unmonitored u);
+/* The kind of a member's reason (NULL: monitored), by the text it begins with. */
+enum unmonitored unmonitored_of(const char *reason);
+
+/* Sets *ret to a member's reason: the kind's text, then ": status" unless
+ * status is NULL. 0 or -ENOMEM. */
+int pod_unmonitored_reason(enum unmonitored u, const char *status, char **ret);
 
 /* A member whose createRuntime recorded its intent and never finished (it
- * was killed): recorded as not monitored, with this reason, so that a binary
- * that does not know the mark still reads a true record. Its init may or may
- * not be in the group. */
-#define UNMONITORED_PENDING "createRuntime did not finish"
+ * was killed): recorded as not monitored, with the reason
+ * "createRuntime did not finish", so that a binary that does not know the
+ * mark still reads a true record. Its init may or may not be in the group. */
 bool pod_member_is_pending(const struct member *m);
 
 /* A member left unmonitored because mkdir found no RMID (ENOSPC, or EBUSY

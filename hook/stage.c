@@ -368,7 +368,7 @@ static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, cons
         r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
         if (r >= 0)
                 r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
-                                         false, UNMONITORED_PENDING);
+                                         false, unmonitored_text(UNMONITORED_PENDING));
         if (r < 0)
                 return log_error_errno(r, "out of memory");
         m = &s->st.members[s->st.n_members - 1];

@@ -26,29 +26,10 @@
 #include "proc.h"
 #include "prom.h"
 #include "rdt.h"
-#include "stage.h"
 #include "state.h"
 #include "text.h"
 
 #define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
-
-enum reason {
-        REASON_ENOSPC,
-        REASON_EBUSY,
-        REASON_CLASS_MISMATCH,
-        REASON_CTRL_MISSING,
-        REASON_PENDING,
-        REASON_OTHER,
-        REASON_COUNT,
-};
-
-static const char *const reason_codes[REASON_COUNT] = {
-    "enospc", "ebusy", "class_mismatch", "ctrl_group_missing", "interrupted", "other",
-};
-static const char *const reason_prefixes[REASON_OTHER] = {
-    UNMONITORED_ENOSPC,       UNMONITORED_EBUSY,   UNMONITORED_CLASS_MISMATCH,
-    UNMONITORED_CTRL_MISSING, UNMONITORED_PENDING,
-};
 
 struct group_view {
         const struct group *g;
@@ -92,21 +73,13 @@ struct node_view {
         int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
         struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
-        unsigned unmonitored[REASON_COUNT];
+        unsigned unmonitored[_UNMONITORED_MAX];
         unsigned threads, threads_in, threads_elsewhere; /* every pod's, summed */
         struct outcome *outcomes;
         size_t n_outcomes;
         struct pod_view *pods;
         size_t n_pods;
 };
-
-static enum reason reason_of(const char *reason)
-{
-        for (size_t i = 0; i < ELEMENTSOF(reason_prefixes); i++)
-                if (startswith(reason, reason_prefixes[i]))
-                        return (enum reason) i;
-        return REASON_OTHER;
-}
 
 static bool member_alive(const struct node_view *nv, const struct member *m)
 {
@@ -388,7 +361,7 @@ static int gather(struct node_view *nv)
                         nv->owned += pv->st.groups[j].owned && pv->groups[j].error != -ENOENT;
                 for (size_t j = 0; j < pv->st.n_members; j++)
                         if (!pv->st.members[j].monitored)
-                                nv->unmonitored[reason_of(pv->st.members[j].reason)]++;
+                                nv->unmonitored[unmonitored_of(pv->st.members[j].reason)]++;
                 if (pod_totals(pv) < 0)
                         return log_error_errno(-ENOMEM, "out of memory");
         }
@@ -458,7 +431,7 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
                 if (m->monitored)
                         continue;
                 printf("  unmonitored %s  pid %d %s  %s: %s", cell(a, m->id), m->pid,
-                       alive ? "alive" : "gone", reason_codes[reason_of(m->reason)],
+                       alive ? "alive" : "gone", unmonitored_code(unmonitored_of(m->reason)),
                        cell(b, m->reason));
                 if (alive && pod_member_is_waiting(m))
                         printf("  (waiting for an RMID for %llu s)",
@@ -533,9 +506,9 @@ static void print_table(const struct node_view *nv)
         printf("coverage: %u of %u threads of monitored containers in their pod's groups\n",
                nv->threads_in, nv->threads);
         printf("unmonitored containers:");
-        for (size_t i = 0; i < REASON_COUNT; i++)
-                printf(" %s %u%s", reason_codes[i], nv->unmonitored[i],
-                       i + 1 < REASON_COUNT ? "," : "\n");
+        for (int u = 0; u < _UNMONITORED_MAX; u++)
+                printf(" %s %u%s", unmonitored_code(u), nv->unmonitored[u],
+                       u + 1 < _UNMONITORED_MAX ? "," : "\n");
         if (nv->n_outcomes > 0)
                 printf("hook outcomes since boot:\n");
         for (size_t i = 0; i < nv->n_outcomes; i++)
@@ -626,7 +599,7 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
                         unmonitored,
                         json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:o}", "id", m->id, "ctrl_group",
                                   m->ctrl, "pid", m->pid, "alive", alive, "reason",
-                                  reason_codes[reason_of(m->reason)], "detail", m->reason,
+                                  unmonitored_code(unmonitored_of(m->reason)), "detail", m->reason,
                                   "waiting_seconds",
                                   alive && pod_member_is_waiting(m)
                                       ? json_integer((json_int_t) pod_member_waited_sec(m))
@@ -660,9 +633,9 @@ static json_t *json_node(const struct node_view *nv)
 {
         json_auto_t *reasons = json_object(), *outcomes = json_array(), *counters = json_array();
 
-        for (size_t i = 0; reasons && i < REASON_COUNT; i++)
-                if (json_object_set_new(reasons, reason_codes[i],
-                                        json_integer(nv->unmonitored[i])) < 0)
+        for (int u = 0; reasons && u < _UNMONITORED_MAX; u++)
+                if (json_object_set_new(reasons, unmonitored_code(u),
+                                        json_integer(nv->unmonitored[u])) < 0)
                         return NULL;
         for (size_t i = 0; outcomes && i < nv->n_outcomes; i++)
                 if (json_array_append_new(
@@ -770,11 +743,11 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
         if (r >= 0)
                 r = prom_uint(w, "resctrl_groups_owned", "gauge",
                               "Pod groups the hook created and still holds", NULL, nv->owned);
-        for (size_t i = 0; r >= 0 && i < REASON_COUNT; i++)
+        for (int u = 0; r >= 0 && u < _UNMONITORED_MAX; u++)
                 r = prom_uint(w, "resctrl_unmonitored_containers", "gauge",
                               "Recorded containers that run outside their pod's group, by reason",
-                              (const char *const[]){"reason", reason_codes[i], NULL},
-                              nv->unmonitored[i]);
+                              (const char *const[]){"reason", unmonitored_code(u), NULL},
+                              nv->unmonitored[u]);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_node_unmonitored_threads", "gauge",
                               "Threads of monitored containers outside their pod's groups that "
