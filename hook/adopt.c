@@ -63,7 +63,7 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
         _cleanup_(oci_state_done) struct oci_state state = {0};
         _cleanup_free_ char *json = NULL, *why = NULL;
         struct pod_identity pod = {.uid = "-"};
-        const char *outcome = "error";
+        enum hook_outcome outcome = OUTCOME_ERROR;
         struct hook_ctx ctx;
         uint64_t start, now_start;
         int r;
@@ -110,13 +110,13 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                               .cgroups = &a->cgroups};
         r = stage_create(&ctx, &outcome);
         if (r < 0)
-                outcome = "error";
-        if (r >= 0 && strcmp(outcome, "monitored") == 0) {
+                outcome = OUTCOME_ERROR;
+        if (outcome == OUTCOME_MONITORED) {
                 a->adopted++;
                 join_container(a, &pod, id);
         }
         log_info("pod=%s namespace=%s outcome=%s", pod.uid, pod.namespace ? pod.namespace : "-",
-                 outcome);
+                 hook_outcome_name(outcome));
 }
 
 /* A runtime's --root: root's own directory, no symlink, or nothing is read. */

@@ -214,7 +214,8 @@ static int identify(const struct oci_state *state, struct pod_identity *ret)
 }
 
 static int run_stage(const struct args *a, const struct config *c, const struct oci_state *state,
-                     const struct pod_identity *pod, int64_t deadline, const char **ret_outcome)
+                     const struct pod_identity *pod, int64_t deadline,
+                     enum hook_outcome *ret_outcome)
 {
         _cleanup_close_ int proc_fd = -EBADF;
         struct hook_ctx ctx;
@@ -234,7 +235,7 @@ static int run_stage(const struct args *a, const struct config *c, const struct 
 /* Counts the run's outcome, and whether its config had problems, for
  * status; a failure costs the count only. */
 static void count_outcome(const struct config *c, const struct args *a,
-                          const struct config_problems *problems, int r, const char *outcome)
+                          const struct config_problems *problems, int r, enum hook_outcome outcome)
 {
         _cleanup_close_ int fd = -EBADF;
         int q;
@@ -247,7 +248,7 @@ static void count_outcome(const struct config *c, const struct args *a,
                 q = outcome_count(fd, "usage", "error");
         else if (q >= 0)
                 q = outcome_count(fd, a->stage == STAGE_CREATE ? "createRuntime" : "poststop",
-                                  r < 0 ? "error" : outcome);
+                                  hook_outcome_name(r < 0 ? OUTCOME_ERROR : outcome));
         if (q >= 0 && problems->n > 0)
                 q = outcome_count(fd, "config",
                                   config_problems_have(problems, CONFIG_PROBLEM_BAD_VALUE) ||
@@ -283,7 +284,7 @@ static int run_command(const struct args *a)
  * 1 to run the stage, -errno (logged). */
 static int prepare(const struct args *a, const struct config_problems *problems, int read_result,
                    const char *input, size_t len, unsigned waited_ms, struct oci_state *state,
-                   struct pod_identity *pod, const char **ret_outcome)
+                   struct pod_identity *pod, enum hook_outcome *ret_outcome)
 {
         int r;
 
@@ -295,11 +296,11 @@ static int prepare(const struct args *a, const struct config_problems *problems,
         log_set_context(a->stage_name, state->id);
         r = identify(state, pod);
         if (r == 0)
-                *ret_outcome = NULL; /* not a pod's container: not ours, silently */
+                *ret_outcome = OUTCOME_NOT_OURS; /* silently */
         if (r <= 0)
                 return r;
         if (a->stage == STAGE_CREATE && config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE)) {
-                *ret_outcome = "config error"; /* logged with the problem */
+                *ret_outcome = OUTCOME_CONFIG_ERROR; /* logged with the problem */
                 return 0;
         }
         return 1;
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
         _cleanup_(oci_state_done) struct oci_state state = {0};
         _cleanup_free_ char *input = NULL;
         struct pod_identity pod = {.uid = "-"};
-        const char *outcome = "error";
+        enum hook_outcome outcome = OUTCOME_ERROR;
         size_t len = 0;
         struct args a;
         int r, read_result;
@@ -350,14 +351,15 @@ int main(int argc, char **argv)
 
         r = prepare(&a, &problems, read_result, input, len, config.lock_timeout_ms, &state, &pod,
                     &outcome);
-        if (r == 0 && !outcome)
+        if (r == 0 && outcome == OUTCOME_NOT_OURS)
                 return EXIT_OK;
         if (r > 0)
                 r = run_stage(&a, &config, &state, &pod, deadline, &outcome);
 
         if (!a.usage_error)
                 log_full_errno(LOG_INFO, 0, "pod=%s namespace=%s outcome=%s elapsed_us=%lld",
-                               pod.uid, pod.namespace ? pod.namespace : "-", outcome,
+                               pod.uid, pod.namespace ? pod.namespace : "-",
+                               hook_outcome_name(r < 0 ? OUTCOME_ERROR : outcome),
                                (long long) (now_usec() - start));
         count_outcome(&config, &a, &problems, r, outcome);
 

@@ -30,6 +30,27 @@ struct container_cgroups {
         struct cgroup_ref pod; /* the nearest above it that names the pod */
 };
 
+static const char *const hook_outcome_names[_OUTCOME_MAX] = {
+    [OUTCOME_NOT_OURS] = NULL,
+    [OUTCOME_ERROR] = "error",
+    [OUTCOME_CONFIG_ERROR] = "config error",
+    [OUTCOME_FILTERED] = "filtered",
+    [OUTCOME_RUNTIME_MONITORS] = "runtime monitors it",
+    [OUTCOME_ALREADY_RECORDED] = "already recorded",
+    [OUTCOME_MONITORED] = "monitored",
+    [OUTCOME_UNMONITORED] = "unmonitored",
+    [OUTCOME_NOT_RECORDED] = "not recorded",
+    [OUTCOME_MEMBER_DROPPED] = "member dropped",
+    [OUTCOME_GROUP_REMOVED] = "group removed",
+    [OUTCOME_GROUP_KEPT] = "group kept",
+    [OUTCOME_GROUP_LINGERS] = "group lingers",
+};
+
+const char *hook_outcome_name(enum hook_outcome o)
+{
+        return hook_outcome_names[o];
+}
+
 /* Opens resctrl and stateDir, then locks and loads the pod. */
 static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct pod_session *s)
 {
@@ -433,7 +454,8 @@ static void forget_unused_group(const struct hook_ctx *ctx, struct pod_session *
 }
 
 static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                             const struct container_cgroups *cgroups, const char **ret_outcome)
+                             const struct container_cgroups *cgroups,
+                             enum hook_outcome *ret_outcome)
 {
         _cleanup_free_ char *reason = NULL;
         uint64_t start_time;
@@ -453,11 +475,12 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
                             "in %llu; not recorded, the container starts unmonitored",
                             ctx->pod->uid, (unsigned long long) s->st.pid_ns,
                             (unsigned long long) s->env->pid_ns);
-                *ret_outcome = "unmonitored"; /* as out of RMIDs: never the container's failure */
+                *ret_outcome =
+                    OUTCOME_UNMONITORED; /* as out of RMIDs: never the container's failure */
                 return 0;
         }
         if (already_member(ctx, s, start_time)) {
-                *ret_outcome = "already recorded";
+                *ret_outcome = OUTCOME_ALREADY_RECORDED;
                 return 0;
         }
 
@@ -469,7 +492,7 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         if (r >= 0)
                 r = join_group(ctx, s, ctrl, recorded, interrupted, &reason);
         if (r == 1) {
-                *ret_outcome = "monitored";
+                *ret_outcome = OUTCOME_MONITORED;
                 return record_outcome(ctx, s, NULL);
         }
         if (r < 0) {
@@ -480,11 +503,11 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
                 forget_unused_group(ctx, s, ctrl);
         if (r < 0)
                 return r;
-        *ret_outcome = "unmonitored";
+        *ret_outcome = OUTCOME_UNMONITORED;
         return record_outcome(ctx, s, reason);
 }
 
-int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
+int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
 {
         _cleanup_(oci_bundle_done) struct oci_bundle bundle = {0};
         struct container_cgroups cgroups;
@@ -501,7 +524,7 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
 
         if (!pod_filter_match(ctx->config, ctx->state, ctx->pod, &why)) {
                 log_debug("pod %s not selected: %s", ctx->pod->uid, why);
-                *ret_outcome = "filtered";
+                *ret_outcome = OUTCOME_FILTERED;
                 return 0;
         }
 
@@ -511,7 +534,7 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
         if (bundle.intel_rdt.enable_monitoring &&
             ctx->config->runtime_monitoring == RUNTIME_MONITORING_SKIP) {
                 log_debug("linux.intelRdt.enableMonitoring is set: the runtime monitors it");
-                *ret_outcome = "runtime monitors it";
+                *ret_outcome = OUTCOME_RUNTIME_MONITORS;
                 return 0;
         }
 
@@ -527,25 +550,25 @@ int stage_create(const struct hook_ctx *ctx, const char **ret_outcome)
         return r < 0 ? r : q;
 }
 
-static const char *fate_outcome(enum group_fate fate)
+static enum hook_outcome fate_outcome(enum group_fate fate)
 {
         switch (fate) {
         case GROUP_REMOVED:
-                return "group removed";
+                return OUTCOME_GROUP_REMOVED;
         case GROUP_BUSY:
-                return "group kept";
+                return OUTCOME_GROUP_KEPT;
         case GROUP_LINGERS:
         case GROUP_POD_LIVES:
         case GROUP_POD_UNSEEN:
-                return "group lingers";
+                return OUTCOME_GROUP_LINGERS;
         case GROUP_FORGOTTEN:
                 break;
         }
-        return "member dropped";
+        return OUTCOME_MEMBER_DROPPED;
 }
 
 static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s,
-                               const char **ret_outcome)
+                               enum hook_outcome *ret_outcome)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
         _cleanup_free_ char *ctrl = NULL;
@@ -553,7 +576,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
         int r;
 
         if (!m) {
-                *ret_outcome = "not recorded";
+                *ret_outcome = OUTCOME_NOT_RECORDED;
                 return 0;
         }
         ctrl = strdup(m->ctrl);
@@ -561,7 +584,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
                 return log_error_errno(-ENOMEM, "out of memory");
         pod_state_drop_member(&s->st, ctx->state->id);
         s->dirty = true;
-        *ret_outcome = "member dropped";
+        *ret_outcome = OUTCOME_MEMBER_DROPPED;
 
         if (pod_group_is_held(&s->st, ctrl))
                 return 0;
@@ -574,7 +597,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
         return 0;
 }
 
-int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome)
+int stage_poststop(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
 {
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
@@ -585,7 +608,7 @@ int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome)
         if (asprintf(&path, "%s/%s.members", ctx->config->state_dir, ctx->pod->uid) < 0)
                 return log_error_errno(-ENOMEM, "out of memory");
         if (access(path, F_OK) < 0 && errno == ENOENT) {
-                *ret_outcome = "not recorded";
+                *ret_outcome = OUTCOME_NOT_RECORDED;
                 return 0;
         }
 

@@ -8,6 +8,28 @@
 #include "config.h"
 #include "oci.h"
 
+/* How a stage ended for a container: logged as "outcome=<name>" and counted
+ * under its name (outcome.h), the words operators see. */
+enum hook_outcome {
+        OUTCOME_NOT_OURS, /* not a pod's container: neither logged nor counted */
+        OUTCOME_ERROR,
+        OUTCOME_CONFIG_ERROR,
+        OUTCOME_FILTERED,
+        OUTCOME_RUNTIME_MONITORS,
+        OUTCOME_ALREADY_RECORDED,
+        OUTCOME_MONITORED,
+        OUTCOME_UNMONITORED,
+        OUTCOME_NOT_RECORDED,
+        OUTCOME_MEMBER_DROPPED,
+        OUTCOME_GROUP_REMOVED,
+        OUTCOME_GROUP_KEPT,
+        OUTCOME_GROUP_LINGERS,
+        _OUTCOME_MAX,
+};
+
+/* "monitored", "group lingers", ...; NULL for OUTCOME_NOT_OURS. */
+const char *hook_outcome_name(enum hook_outcome o);
+
 struct hook_ctx {
         const struct config *config;
         const struct oci_state *state;
@@ -23,9 +45,9 @@ struct hook_ctx {
  * group and record it as a member. 0 when done or deliberately not done (the
  * container then starts unmonitored; *ret_outcome says why); -errno on an
  * error, already logged, which failurePolicy turns into an exit status. */
-int stage_create(const struct hook_ctx *ctx, const char **ret_outcome);
+int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome);
 
 /* poststop: drop the container from the pod's members and remove the group
  * when its last member is gone. Errors are logged and returned, but the
  * caller exits 0 whatever happens. */
-int stage_poststop(const struct hook_ctx *ctx, const char **ret_outcome);
+int stage_poststop(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome);
