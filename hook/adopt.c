@@ -151,7 +151,10 @@ static void help(void)
                "Gives running containers that createRuntime never saw (they started before\n"
                "the hook was installed) their pod's group, as createRuntime would have, with\n"
                "every thread of their cgroup. Reads the runtimes' state under runtimeRoots.\n"
-               "Idempotent and safe beside running hooks and gc. Run it once after installing.\n");
+               "Idempotent and safe beside running hooks and gc. Run it once after installing.\n"
+               "\n"
+               "Options:\n"
+               "  -h, --help                show this help\n");
 }
 
 int adopt_main(const struct command_ctx *ctx, int argc, char **argv)

@@ -900,18 +900,40 @@ static int print_json(const struct checker *k, bool failed)
         return 0;
 }
 
+static void help(void)
+{
+        printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] check [OPTIONS]\n"
+               "\n"
+               "Checks that this node can run the hook: the config, the resctrl mount and its\n"
+               "monitoring, the RMID budget, the state directory, the hooks.d files, other\n"
+               "managers' groups, coverage and waiting containers, and what gc and adopt see\n"
+               "of the node. One line per check, ok, warn or fail, with the fix.\n"
+               "\n"
+               "Options:\n"
+               "  -j, --json                one JSON object\n"
+               "  -d, --hooks-dir DIR       read hooks.d files from DIR (again for more)\n"
+               "  -o, --only NAMES          run and judge only these checks (comma-separated)\n"
+               "  -h, --help                show this help\n");
+}
+
+/* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
 static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_json)
 {
         static const struct option options[] = {
             {"json", no_argument, NULL, 'j'},
             {"hooks-dir", required_argument, NULL, 'd'},
             {"only", required_argument, NULL, 'o'},
+            {"help", no_argument, NULL, 'h'},
             {0},
         };
         int c;
 
         optind = 0;
         while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+                if (c == 'h') {
+                        help();
+                        return 0;
+                }
                 if (c == 'j')
                         *ret_json = true;
                 else if (c == 'd' && k->n_hooks_dirs < HOOKS_DIRS_MAX)
@@ -941,7 +963,7 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
                 k->hooks_dirs[i] = default_hooks_dirs[i];
         if (k->n_hooks_dirs == 0)
                 k->n_hooks_dirs = ELEMENTSOF(default_hooks_dirs);
-        return 0;
+        return 1;
 }
 
 static void result_done(struct result *res)
@@ -978,9 +1000,11 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
 {
         _cleanup_(checker_done) struct checker k = {.root_fd = -EBADF};
         bool json = false, failed = false, monitoring = false;
+        int r;
 
-        if (parse_check_args(&k, argc, argv, &json) < 0)
-                return COMMAND_USAGE;
+        r = parse_check_args(&k, argc, argv, &json);
+        if (r <= 0)
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
         if (config_init(&k.config) < 0) {
                 log_error("out of memory");
                 return COMMAND_FAILED;

@@ -868,6 +868,23 @@ static int write_output(const char *path, const char *text)
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
 
+static void help(void)
+{
+        printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] status [OPTIONS]\n"
+               "\n"
+               "Lists the pods with state, their groups, members and unmonitored containers\n"
+               "(and how long those waiting for an RMID have waited), their counters and\n"
+               "coverage, and the node's RMID budget and hook outcomes. Reads only.\n"
+               "\n"
+               "Options:\n"
+               "  -j, --json                one JSON object\n"
+               "  -p, --prometheus          the Prometheus text format\n"
+               "  -o, --output FILE         with --prometheus: replace FILE atomically (the\n"
+               "                            node_exporter textfile collector)\n"
+               "  -h, --help                show this help\n");
+}
+
+/* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
 static int parse_status_args(int argc, char **argv, enum format *ret_format,
                              const char **ret_output)
 {
@@ -875,12 +892,17 @@ static int parse_status_args(int argc, char **argv, enum format *ret_format,
             {"json", no_argument, NULL, 'j'},
             {"prometheus", no_argument, NULL, 'p'},
             {"output", required_argument, NULL, 'o'},
+            {"help", no_argument, NULL, 'h'},
             {0},
         };
         int c;
 
         optind = 0;
         while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+                if (c == 'h') {
+                        help();
+                        return 0;
+                }
                 if (c == 'j')
                         *ret_format = FORMAT_JSON;
                 else if (c == 'p')
@@ -891,10 +913,10 @@ static int parse_status_args(int argc, char **argv, enum format *ret_format,
                         return -EINVAL;
         }
         if (optind != argc || (*ret_output && *ret_format != FORMAT_PROMETHEUS)) {
-                log_error("usage: status [--json | --prometheus [--output FILE]]");
+                log_error("usage: status [--json | --prometheus [--output FILE]] (see --help)");
                 return -EINVAL;
         }
-        return 0;
+        return 1;
 }
 
 static int emit(const struct node_view *nv, enum format format, const char *output)
@@ -925,9 +947,11 @@ int status_main(const struct command_ctx *ctx, int argc, char **argv)
         _cleanup_(node_view_done) struct node_view nv = {.proc_fd = -EBADF};
         enum format format = FORMAT_TABLE;
         const char *output = NULL;
+        int r;
 
-        if (parse_status_args(argc, argv, &format, &output) < 0)
-                return COMMAND_USAGE;
+        r = parse_status_args(argc, argv, &format, &output);
+        if (r <= 0)
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
         if (config_init(&config) < 0) {
                 log_error("out of memory");
                 return COMMAND_FAILED;

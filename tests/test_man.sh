@@ -1,11 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # resctrl-mon-hook(8): renders without a warning from man(1) and names every
-# config key of the sample config and every long option of the hook.
-#   test_man.sh SOURCE_DIR MANPAGE
+# config key of the sample config and every long option of the hook and its
+# commands; each command answers --help with each of its options.
+#   test_man.sh SOURCE_DIR MANPAGE HOOK
 set -u
 top=$1
 man_page=$2
+hook=$3
 
 fail() {
         echo "FAIL: $*" >&2
@@ -32,10 +34,24 @@ for key in $keys removeDelaySeconds log.level log.syslog log.stderr; do
         printf '%s\n' "$text" | grep -qF -- "$key" || fail "the man page does not name '$key'"
 done
 
-options=$(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' "$top/hook/main.c")
+# The options of a source file's getopt tables.
+options_of() { sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' "$1"; }
+options=$(options_of "$top/hook/main.c")
 [ -n "$options" ] || fail "no long options found in hook/main.c"
 for option in $options; do
         printf '%s\n' "$text" | grep -qF -- "--$option" || fail "the man page does not name --$option"
+done
+for name in gc adopt check status; do
+        help=$("$hook" "$name" --help 2>&1) || fail "$name --help exits $?"
+        printf '%s\n' "$help" | grep -q "^Usage: .* $name" || fail "$name --help shows no usage: $help"
+        options=$(options_of "$top/hook/$name.c")
+        [ -n "$options" ] || fail "no long options found in hook/$name.c"
+        for option in $options; do
+                printf '%s\n' "$help" | grep -qF -- "--$option" ||
+                        fail "$name --help does not name --$option"
+                printf '%s\n' "$text" | grep -qF -- "--$option" ||
+                        fail "the man page does not name $name's --$option"
+        done
 done
 for word in createRuntime prestart poststop gc check status "EXIT STATUS" FILES hooks.d \
         /usr/share/containers/oci/hooks.d /etc/resctrl-mon-hook/config.yaml; do
