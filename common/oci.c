@@ -57,8 +57,9 @@ static int state_check_annotations(json_t *root, json_t **ret, char **reterr)
         }
         if (!json_is_object(a))
                 return set_error(reterr, "state: 'annotations' is not an object");
-        json_object_foreach(a, key, value) if (!json_is_string(value)) return set_error(
-            reterr, "state: annotation '%s' is not a string", key);
+        json_object_foreach(a, key, value)
+                if (!json_is_string(value))
+                        return set_error(reterr, "state: annotation '%s' is not a string", key);
         *ret = a;
         return 0;
 }

@@ -75,8 +75,7 @@ static int from_runc(json_t *st, const char *id, json_t *out, uint64_t *ret_star
 
         if (!is_uint(pid) || !is_uint(start) || (labels && !json_is_array(labels)))
                 return refuse(reterr, "%s/state.json: no init_process_pid and start", id);
-        json_array_foreach(labels, i, v)
-        {
+        json_array_foreach(labels, i, v) {
                 const char *label = json_string_value(v), *eq = label ? strchr(label, '=') : NULL;
                 json_t *value;
 

@@ -489,8 +489,7 @@ static int parse_baseline(json_t *o, size_t i, struct group *g, char **reterr)
                 return bad_state(reterr, "group %zu: baseline must be an object", i);
         if (json_object_size(o) > STATE_BASELINE_MAX)
                 return bad_state(reterr, "group %zu: too many baseline entries", i);
-        json_object_foreach(o, key, v)
-        {
+        json_object_foreach(o, key, v) {
                 struct counter_value cv;
                 int r;
 
@@ -519,8 +518,7 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
 
         if (!json_is_array(groups))
                 return bad_state(reterr, "groups must be an array");
-        json_array_foreach(groups, i, g)
-        {
+        json_array_foreach(groups, i, g) {
                 json_t *baseline = NULL, *emptied_at = NULL;
                 json_error_t jerr;
                 const char *ctrl;
@@ -650,8 +648,7 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 return r;
         if (!json_is_array(members))
                 return bad_state(reterr, "members must be an array");
-        json_array_foreach(members, i, m)
-        {
+        json_array_foreach(members, i, m) {
                 r = parse_member(m, i, &s, reterr);
                 if (r < 0)
                         return r;

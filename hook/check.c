@@ -424,8 +424,7 @@ static void note_stages(json_t *stages, struct hooks_seen *seen)
         size_t i;
         json_t *v;
 
-        json_array_foreach(stages, i, v)
-        {
+        json_array_foreach(stages, i, v) {
                 const char *st = json_string_value(v);
 
                 if (st && (strcmp(st, "createRuntime") == 0 || strcmp(st, "prestart") == 0))

@@ -87,8 +87,7 @@ static void report(struct gc *gc, json_t *a)
                 return;
         }
         printf("%s", json_string_value(json_object_get(a, "action")));
-        json_object_foreach(a, key, v)
-        {
+        json_object_foreach(a, key, v) {
                 char safe[TEXT_ESCAPED_SIZE];
 
                 if (strcmp(key, "action") == 0)
