@@ -6,6 +6,7 @@
  * lock is taken. A million runs cost a megabyte of tmpfs. Never log. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define OUTCOME_PREFIX "outcome."
