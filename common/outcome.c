@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "outcome.h"
+#include "statedir.h"
 
 /* Copies word into out with ' ' made '_'; false for anything unsafe in a name. */
 static bool slug(const char *word, char out[static OUTCOME_NAME_MAX + 1])
@@ -36,13 +37,13 @@ static bool slug(const char *word, char out[static OUTCOME_NAME_MAX + 1])
 int outcome_count(int state_dir_fd, const char *stage, const char *result)
 {
         char s[OUTCOME_NAME_MAX + 1], r[OUTCOME_NAME_MAX + 1];
-        char name[sizeof(OUTCOME_PREFIX) + 2 * (size_t) OUTCOME_NAME_MAX + 1];
+        char name[sizeof(STATEDIR_OUTCOME_PREFIX) + 2 * (size_t) OUTCOME_NAME_MAX + 1];
         _cleanup_close_ int fd = -EBADF;
         ssize_t n;
 
         if (!slug(stage, s) || !slug(result, r))
                 return -EINVAL;
-        snprintf(name, sizeof(name), OUTCOME_PREFIX "%s.%s", s, r);
+        snprintf(name, sizeof(name), STATEDIR_OUTCOME_PREFIX "%s.%s", s, r);
         fd = openat(state_dir_fd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
                     0600);
         if (fd < 0)
@@ -58,10 +59,10 @@ int outcome_count(int state_dir_fd, const char *stage, const char *result)
 /* "outcome.<stage>.<result>" into o; false for any other name. */
 static bool parse_name(const char *name, struct outcome *o)
 {
-        const char *stage = name + strlen(OUTCOME_PREFIX), *dot;
+        const char *stage = name + strlen(STATEDIR_OUTCOME_PREFIX), *dot;
         char s[OUTCOME_NAME_MAX + 1];
 
-        if (!startswith(name, OUTCOME_PREFIX))
+        if (!startswith(name, STATEDIR_OUTCOME_PREFIX))
                 return false;
         dot = strchr(stage, '.');
         if (!dot || (size_t) (dot - stage) > OUTCOME_NAME_MAX)

@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OUTCOME_PREFIX "outcome."
 #define OUTCOME_NAME_MAX 32 /* of a stage or a result */
 
 struct outcome {

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "rdt.h"
 #include "state.h"
+#include "statedir.h"
 
 #define STATE_FILE_MAX ((size_t) 1 << 20)
 
@@ -27,46 +28,18 @@ __attribute__((format(printf, 2, 3))) static int bad_state(char **reterr, const 
         return -EBADMSG;
 }
 
-int state_dir_open(const char *path, int *ret_fd)
+static int state_file_names(const char *uid, char name[static STATEDIR_NAME_SIZE],
+                            char tmp[static STATEDIR_NAME_SIZE])
 {
-        _cleanup_close_ int fd = -EBADF;
-        size_t len = path ? strlen(path) : 0;
-        struct stat st;
+        int r = statedir_name(uid, STATEDIR_MEMBERS, name);
 
-        /* A trailing slash would make O_NOFOLLOW follow a symlink. */
-        if (len == 0 || (len > 1 && path[len - 1] == '/'))
-                return -EINVAL;
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                return -errno;
-
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        /* Whoever else can write here can forge the record of which groups are ours. */
-        if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
-                return -EPERM;
-
-        *ret_fd = TAKE_FD(fd);
-        return 0;
-}
-
-static int state_file_names(const char *uid, char name[static NAME_MAX + 1],
-                            char tmp[static NAME_MAX + 1])
-{
-        if (!name_is_valid(uid))
-                return -EINVAL;
-        if (snprintf(tmp, NAME_MAX + 1, "%s.members.tmp", uid) > NAME_MAX)
-                return -ENAMETOOLONG;
-        snprintf(name, NAME_MAX + 1, "%s.members", uid);
-        return 0;
+        return r < 0 ? r : statedir_name(uid, STATEDIR_MEMBERS_TMP, tmp);
 }
 
 int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
 {
         _cleanup_free_ char *text = NULL;
-        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        char name[STATEDIR_NAME_SIZE], tmp[STATEDIR_NAME_SIZE];
         int r;
 
         r = state_file_names(uid, name, tmp);
@@ -83,7 +56,7 @@ int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **re
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
-        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        char name[STATEDIR_NAME_SIZE], tmp[STATEDIR_NAME_SIZE];
         size_t len;
         int r;
 
@@ -103,7 +76,7 @@ int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **re
 
 int pod_state_remove_temp(int dir_fd, const char *uid)
 {
-        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        char name[STATEDIR_NAME_SIZE], tmp[STATEDIR_NAME_SIZE];
         int r;
 
         r = state_file_names(uid, name, tmp);
@@ -116,7 +89,7 @@ int pod_state_remove_temp(int dir_fd, const char *uid)
 
 int pod_state_remove(int dir_fd, const char *uid)
 {
-        char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+        char name[STATEDIR_NAME_SIZE], tmp[STATEDIR_NAME_SIZE];
         int r;
 
         r = state_file_names(uid, name, tmp);

@@ -84,11 +84,6 @@ struct pod_state {
         size_t n_groups;
 };
 
-/* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC), creating it 0700
- * if missing. Refuses (-EPERM) a directory not owned by the caller's euid or
- * writable by group or others, and (-ELOOP/-ENOTDIR) a symlink. */
-int state_dir_open(const char *path, int *ret_fd);
-
 /* Loads <uid>.members. 0 on success; -ENOENT when the pod has no state;
  * -EBADMSG when the file is not valid state (reason in *reterr when non-NULL).
  * Readers without the pod lock (status, check) may call it too: it never

@@ -27,6 +27,7 @@
 #include "runstate.h"
 #include "settings.h"
 #include "state.h"
+#include "statedir.h"
 #include "text.h"
 
 /* Where CRI-O and Podman look for oci-hooks(5) files by default, and where
@@ -550,7 +551,8 @@ static void check_other_managers(struct checker *k)
         struct group_census c = {.state_fd = -EBADF};
         int r;
 
-        c.state_fd = open(k->config.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (statedir_open(k->config.state_dir, false, &c.state_fd) < 0)
+                c.state_fd = -EBADF; /* every group is another's then: none is recorded */
         r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
         if (r >= 0) {
                 r = rdt_groups_foreach(k->root_fd, census_group, &c);
@@ -644,28 +646,23 @@ static void check_coverage(struct checker *k)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
         _cleanup_close_ int proc_fd = -EBADF, state_fd = -EBADF;
-        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ struct statedir_pod *pods = NULL;
         struct coverage c = {.mounts = &mounts};
-        struct dirent *de;
+        size_t n = 0;
 
-        state_fd = open(k->config.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (state_fd < 0 || proc_open(&proc_fd) < 0 || opendir_at(state_fd, ".", &d) < 0)
-                return; /* no state yet, or said by the state-dir and proc checks */
+        /* No state yet, or one said by the state-dir and proc checks. */
+        if (statedir_open(k->config.state_dir, false, &state_fd) < 0 || proc_open(&proc_fd) < 0 ||
+            statedir_scan(state_fd, &pods, &n) < 0)
+                return;
         c.proc_fd = proc_fd;
         if (proc_boot_id(proc_fd, c.boot_id) < 0)
                 c.boot_id[0] = '\0';
         if (proc_pid_ns(proc_fd, &c.pid_ns) < 0)
                 c.pid_ns = 0;
         (void) cgroup_mounts_open(proc_fd, &mounts);
-        while ((de = readdir(d))) {
-                size_t len = strlen(de->d_name);
-                char uid[POD_UID_LEN + 1];
-
-                if (len != POD_UID_LEN + strlen(".members") ||
-                    strcmp(de->d_name + POD_UID_LEN, ".members") != 0)
-                        continue;
-                snprintf(uid, sizeof(uid), "%.*s", POD_UID_LEN, de->d_name);
-                cover_pod(k, state_fd, uid, &c);
+        for (size_t i = 0; i < n; i++) {
+                if (pods[i].members)
+                        cover_pod(k, state_fd, pods[i].uid, &c);
         }
         if (c.pods_short > 0)
                 add(k, "coverage", LEVEL_WARN,

@@ -65,12 +65,6 @@ struct gc {
         size_t n_full;
 };
 
-/* What stateDir holds for one pod UID. */
-struct gc_entry {
-        char uid[POD_UID_LEN + 1];
-        bool members, lock, temp;
-};
-
 /* One action, as a JSON object whose first key is "action"; stolen. Printed
  * at once as "ACTION key=value ..." or collected for the pass's JSON line. */
 static void report(struct gc *gc, json_t *a)
@@ -118,84 +112,6 @@ static void report_member(struct gc *gc, const char *action, const char *uid,
 {
         report(gc, json_pack("{s:s, s:s, s:s, s:i, s:s*}", "action", action, "pod", uid,
                              "container", m->id, "pid", m->pid, "reason", reason));
-}
-
-/* "<uid>.members", "<uid>.lock" or "<uid>.members.tmp" with a canonical UID. */
-static bool parse_state_name(const char *name, char uid[static POD_UID_LEN + 1],
-                             const char **ret_suffix)
-{
-        static const char *const suffixes[] = {".members", ".lock", ".members.tmp"};
-        char canonical[POD_UID_LEN + 1];
-
-        if (strlen(name) <= POD_UID_LEN)
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                if (strcmp(name + POD_UID_LEN, suffixes[i]) != 0)
-                        continue;
-                memcpy(uid, name, POD_UID_LEN);
-                uid[POD_UID_LEN] = '\0';
-                if (pod_uid_canonicalise(uid, canonical) < 0 || strcmp(uid, canonical) != 0)
-                        return false;
-                *ret_suffix = suffixes[i];
-                return true;
-        }
-        return false;
-}
-
-static struct gc_entry *entry_for(struct gc_entry **entries, size_t *n, const char *uid)
-{
-        struct gc_entry *a;
-
-        for (size_t i = 0; i < *n; i++)
-                if (strcmp((*entries)[i].uid, uid) == 0)
-                        return &(*entries)[i];
-        a = realloc(*entries, (*n + 1) * sizeof(*a));
-        if (!a)
-                return NULL;
-        *entries = a;
-        a[*n] = (struct gc_entry){0};
-        memcpy(a[*n].uid, uid, POD_UID_LEN + 1);
-        return &a[(*n)++];
-}
-
-static int entry_compare(const void *a, const void *b)
-{
-        return strcmp(((const struct gc_entry *) a)->uid, ((const struct gc_entry *) b)->uid);
-}
-
-/* The pods stateDir knows of, from the names of its files. */
-static int scan_state_dir(int state_fd, struct gc_entry **ret, size_t *ret_n)
-{
-        _cleanup_(closedirp) DIR *d = NULL;
-        _cleanup_free_ struct gc_entry *entries = NULL;
-        size_t n = 0;
-        struct dirent *de;
-        int r;
-
-        r = opendir_at(state_fd, ".", &d);
-        if (r < 0)
-                return r;
-        for (errno = 0; (de = readdir(d)); errno = 0) {
-                char uid[POD_UID_LEN + 1];
-                const char *suffix;
-                struct gc_entry *e;
-
-                if (!parse_state_name(de->d_name, uid, &suffix))
-                        continue;
-                e = entry_for(&entries, &n, uid);
-                if (!e)
-                        return -ENOMEM;
-                e->members |= strcmp(suffix, ".members") == 0;
-                e->lock |= strcmp(suffix, ".lock") == 0;
-                e->temp |= strcmp(suffix, ".members.tmp") == 0;
-        }
-        if (errno != 0)
-                return -errno;
-        if (n > 0) /* qsort wants an array, even of nothing */
-                qsort(entries, n, sizeof(*entries), entry_compare); /* a stable report order */
-        *ret = TAKE_PTR(entries);
-        *ret_n = n;
-        return 0;
 }
 
 /* Drops every member whose init no longer runs: its poststop never came. */
@@ -531,10 +447,10 @@ static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
 static int gc_locked_pod(struct gc *gc, struct pod_session *s)
 {
         _cleanup_free_ char *why = NULL;
-        char tmp[NAME_MAX + 1];
+        char tmp[STATEDIR_NAME_SIZE];
         int r;
 
-        (void) snprintf(tmp, sizeof(tmp), "%s.members.tmp", s->uid);
+        (void) statedir_name(s->uid, STATEDIR_MEMBERS_TMP, tmp);
         r = s->dry_run ? faccessat(gc->env.state_fd, tmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0
                        : pod_state_remove_temp(gc->env.state_fd, s->uid);
         if (r == 1)
@@ -575,11 +491,13 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
 }
 
 /* A dry run never takes a lock it would have to create. */
-static void dry_run_debris(struct gc *gc, const struct gc_entry *p)
+static void dry_run_debris(struct gc *gc, const struct statedir_pod *p)
 {
-        if (p->temp)
-                report(gc, json_pack("{s:s, s:s, s:s+}", "action", "remove-temp", "pod", p->uid,
-                                     "file", p->uid, ".members.tmp"));
+        char tmp[STATEDIR_NAME_SIZE];
+
+        if (p->temp && statedir_name(p->uid, STATEDIR_MEMBERS_TMP, tmp) >= 0)
+                report(gc, json_pack("{s:s, s:s, s:s}", "action", "remove-temp", "pod", p->uid,
+                                     "file", tmp));
         if (p->lock)
                 report_pod(gc, "remove-lock", p->uid, NULL);
 }
@@ -598,7 +516,7 @@ static void note_waiting(struct gc *gc, const char *uid, const struct pod_sessio
                 gc->waiting[gc->n_waiting++] = (struct pod_age){uid, started};
 }
 
-static int gc_pod(struct gc *gc, const struct gc_entry *p)
+static int gc_pod(struct gc *gc, const struct statedir_pod *p)
 {
         unsigned timeout = gc->env.config->lock_timeout_ms;
         struct pod_session s;
@@ -645,7 +563,7 @@ static bool counters_free(const struct abmc_counts *available)
  * first; what is free is read once, so that --dry-run hands out no more
  * than there is. Without ABMC, or with no counter free, nothing more is
  * read. */
-static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, size_t n)
+static void hand_out_counters(struct gc *gc, const struct statedir_pod *pods, size_t n)
 {
         _cleanup_free_ struct pod_age *ages = NULL;
         struct abmc_counts total, available;
@@ -662,14 +580,14 @@ static void hand_out_counters(struct gc *gc, const struct gc_entry *entries, siz
                 _cleanup_(pod_state_done) struct pod_state st = {0};
                 uint64_t started = UINT64_MAX;
 
-                if (!entries[i].members ||
-                    pod_state_load(gc->env.state_fd, entries[i].uid, &st, NULL) < 0)
+                if (!pods[i].members ||
+                    pod_state_load(gc->env.state_fd, pods[i].uid, &st, NULL) < 0)
                         continue;
                 for (size_t j = 0; j < st.n_members; j++)
                         if (st.members[j].monitored && st.members[j].start_time < started)
                                 started = st.members[j].start_time;
                 if (started != UINT64_MAX)
-                        ages[n_ages++] = (struct pod_age){entries[i].uid, started};
+                        ages[n_ages++] = (struct pod_age){pods[i].uid, started};
         }
         if (n_ages > 0)
                 qsort(ages, n_ages, sizeof(*ages), age_compare);
@@ -779,19 +697,19 @@ static void bring_in_waiting(struct gc *gc)
         }
 }
 
-/* GC_LAST_PASS_FILE's mtime to now; a failure costs only that figure. */
+/* STATEDIR_GC_LAST_PASS's mtime to now; a failure costs only that figure. */
 static void mark_pass(int state_fd)
 {
-        _cleanup_close_ int fd =
-            openat(state_fd, GC_LAST_PASS_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        _cleanup_close_ int fd = openat(state_fd, STATEDIR_GC_LAST_PASS,
+                                        O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
         if (fd < 0 || futimens(fd, NULL) < 0)
-                log_debug("cannot mark the pass in %s: %m", GC_LAST_PASS_FILE);
+                log_debug("cannot mark the pass in %s: %m", STATEDIR_GC_LAST_PASS);
 }
 
 static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
 {
-        _cleanup_free_ struct gc_entry *entries = NULL;
+        _cleanup_free_ struct statedir_pod *pods = NULL;
         size_t n = 0;
         int r;
 
@@ -809,7 +727,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                 gc->abmc = active == 1;
         }
         if (r >= 0) {
-                r = scan_state_dir(gc->env.state_fd, &entries, &n);
+                r = statedir_scan(gc->env.state_fd, &pods, &n);
                 if (r < 0)
                         log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
         }
@@ -818,7 +736,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                 r = log_error_errno(-ENOMEM, "out of memory");
         gc->pods_ours = gc->pods_foreign = 0;
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = gc_pod(gc, &entries[i]);
+                r = gc_pod(gc, &pods[i]);
         /* Only state of other namespaces: it is gc that runs in the wrong one. */
         if (r >= 0 && gc->pods_foreign > 0 && gc->pods_ours == 0) {
                 log_error("the state of every pod here was written in another pid namespace "
@@ -835,7 +753,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         free(TAKE_PTR(gc->full));
         gc->n_full = 0;
         if (r >= 0 && gc->abmc)
-                hand_out_counters(gc, entries, n);
+                hand_out_counters(gc, pods, n);
         if (r >= 0 && !gc->opts.dry_run)
                 mark_pass(gc->env.state_fd);
         pod_env_close(&gc->env);

@@ -4,10 +4,6 @@
 
 #include "command.h"
 
-/* In stateDir: its mtime is when the last gc pass finished (status exports
- * it, so that an alert sees gc stop). Other versions ignore it. */
-#define GC_LAST_PASS_FILE "gc.last-pass"
-
 /* argv[0] is "gc", followed by its options (--dry-run, --json, --interval);
  * the config is loaded as for the other commands.
  * Returns the exit status: 0 when it ran (whatever it found), 1 when it could

@@ -19,6 +19,7 @@
 #include "settings.h"
 #include "stage.h"
 #include "state.h"
+#include "statedir.h"
 
 /* Exit statuses (documented in the man page and docs/operations.md). A stage run never exits with
  * EXIT_USAGE: a runtime would refuse the container for a typo in hooks.d. */
@@ -243,7 +244,7 @@ static void count_outcome(const struct config *c, const struct args *a,
         /* Counting never creates the state directory: a refused run changes nothing. */
         if (access(c->state_dir, F_OK) < 0)
                 return;
-        q = state_dir_open(c->state_dir, &fd);
+        q = statedir_open(c->state_dir, true, &fd);
         if (q >= 0 && a->usage_error)
                 q = outcome_count(fd, "usage", "error");
         else if (q >= 0)

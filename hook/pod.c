@@ -33,7 +33,7 @@ int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
         if (r < 0)
                 return log_error_errno(r, "cannot open resctrl at '%s'", c->resctrl_path);
 
-        r = state_dir_open(c->state_dir, &e->state_fd);
+        r = statedir_open(c->state_dir, true, &e->state_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot open state directory '%s'", c->state_dir);
 
@@ -78,7 +78,7 @@ int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_
         if (strlen(uid) != POD_UID_LEN)
                 return -EINVAL;
         memcpy(s->uid, uid, POD_UID_LEN + 1);
-        (void) snprintf(s->lock_name, sizeof(s->lock_name), "%s.lock", uid);
+        (void) statedir_name(uid, STATEDIR_LOCK, s->lock_name);
         return lock_file_acquire(e->state_fd, s->lock_name, timeout_ms, &s->lock_fd);
 }
 

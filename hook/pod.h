@@ -13,6 +13,7 @@
 #include "config.h"
 #include "oci.h"
 #include "state.h"
+#include "statedir.h"
 
 /* The node-wide handles of one run. */
 struct pod_env {
@@ -42,7 +43,7 @@ void pod_env_close(struct pod_env *e);
 struct pod_session {
         const struct pod_env *env;
         char uid[POD_UID_LEN + 1];
-        char lock_name[POD_UID_LEN + sizeof(".lock")];
+        char lock_name[STATEDIR_NAME_SIZE];
         int lock_fd;
         struct pod_state st;
         bool loaded;  /* st holds what is on disk (or nothing was there) */

@@ -601,11 +601,13 @@ int stage_poststop(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
 {
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
+        char name[STATEDIR_NAME_SIZE];
         _cleanup_free_ char *path = NULL;
         int r, q;
 
         /* A pod without state has nothing to drop; do not make a lock file for it. */
-        if (asprintf(&path, "%s/%s.members", ctx->config->state_dir, ctx->pod->uid) < 0)
+        if (statedir_name(ctx->pod->uid, STATEDIR_MEMBERS, name) < 0 ||
+            asprintf(&path, "%s/%s", ctx->config->state_dir, name) < 0)
                 return log_error_errno(-ENOMEM, "out of memory");
         if (access(path, F_OK) < 0 && errno == ENOENT) {
                 *ret_outcome = OUTCOME_NOT_RECORDED;

@@ -17,7 +17,6 @@
 #include "command.h"
 #include "counters.h"
 #include "fsutil.h"
-#include "gc.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -27,6 +26,7 @@
 #include "prom.h"
 #include "rdt.h"
 #include "state.h"
+#include "statedir.h"
 #include "text.h"
 
 #define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
@@ -181,18 +181,6 @@ static void node_view_done(struct node_view *nv)
         closep(&nv->proc_fd);
 }
 
-/* "<uid>.members" with a canonical UID: that UID; anything else: false. */
-static bool members_file_uid(const char *name, char uid[static POD_UID_LEN + 1])
-{
-        char canonical[POD_UID_LEN + 1];
-
-        if (strlen(name) != POD_UID_LEN + strlen(".members") ||
-            strcmp(name + POD_UID_LEN, ".members") != 0)
-                return false;
-        snprintf(uid, POD_UID_LEN + 1, "%.*s", POD_UID_LEN, name);
-        return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
-}
-
 static int add_pod(struct node_view *nv, int state_fd, const char *uid)
 {
         struct pod_view *a, *pv;
@@ -231,39 +219,28 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
         return 0;
 }
 
-static int pod_compare(const void *a, const void *b)
-{
-        return strcmp(((const struct pod_view *) a)->uid, ((const struct pod_view *) b)->uid);
-}
-
 static int gather_pods(struct node_view *nv)
 {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+        _cleanup_free_ struct statedir_pod *pods = NULL;
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        size_t n = 0;
         int r;
 
-        d = opendir(nv->config->state_dir);
-        if (!d)
-                return errno == ENOENT ? 0 : -errno; /* no hook has run yet */
-        for (errno = 0; (de = readdir(d)); errno = 0) {
-                char uid[POD_UID_LEN + 1];
-
-                if (!members_file_uid(de->d_name, uid))
-                        continue;
-                r = add_pod(nv, dirfd(d), uid);
-                if (r < 0)
-                        return r;
-        }
-        if (errno != 0)
-                return -errno;
-        if (nv->n_pods > 0)
-                qsort(nv->pods, nv->n_pods, sizeof(*nv->pods), pod_compare);
-        if (fstatat(dirfd(d), GC_LAST_PASS_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        r = statedir_open(nv->config->state_dir, false, &fd);
+        if (r == -ENOENT)
+                return 0; /* no hook has run yet */
+        if (r >= 0)       /* -EPERM: not the hook's; check's state-dir row says why */
+                r = statedir_scan(fd, &pods, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (pods[i].members)
+                        r = add_pod(nv, fd, pods[i].uid);
+        if (r < 0)
+                return r;
+        if (fstatat(fd, STATEDIR_GC_LAST_PASS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISREG(st.st_mode))
                 nv->gc_last_pass = st.st_mtim.tv_sec;
-        r = outcome_read_all(dirfd(d), &nv->outcomes, &nv->n_outcomes);
-        return r;
+        return outcome_read_all(fd, &nv->outcomes, &nv->n_outcomes);
 }
 
 static void read_group(const struct node_view *nv, int root_fd, const char *uid,

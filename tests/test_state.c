@@ -741,72 +741,6 @@ START_TEST(test_save_tmp_symlink_not_followed)
 }
 END_TEST
 
-START_TEST(test_state_dir_open)
-{
-        char path[PATH_MAX + 32];
-        struct stat st;
-        int fd = -EBADF;
-
-        umask(022);
-        snprintf(path, sizeof(path), "%s/state", dir_path);
-        ck_assert_int_eq(state_dir_open(path, &fd), 0);
-        ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
-        ck_assert_int_eq(fstat(fd, &st), 0);
-        ck_assert(S_ISDIR(st.st_mode));
-        ck_assert_int_eq(st.st_mode & 07777, 0700);
-        ck_assert_uint_eq(st.st_uid, geteuid());
-        close(fd);
-
-        /* Existing, and readable by others, is fine. */
-        ck_assert_int_eq(fchmodat(dir_fd, "state", 0755, 0), 0);
-        ck_assert_int_eq(state_dir_open(path, &fd), 0);
-        close(fd);
-        fd = -EBADF;
-
-        ck_assert_int_eq(fchmodat(dir_fd, "state", 0777, 0), 0);
-        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
-        ck_assert_int_eq(fchmodat(dir_fd, "state", 0720, 0), 0);
-        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
-        ck_assert_int_eq(fchmodat(dir_fd, "state", 0702, 0), 0);
-        ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
-        ck_assert_int_eq(fd, -EBADF);
-}
-END_TEST
-
-START_TEST(test_state_dir_open_refuses)
-{
-        char path[PATH_MAX + 32];
-        int fd = -EBADF, r;
-
-        tmptree_mkdir(dir_fd, "real");
-        ck_assert_int_eq(fchmodat(dir_fd, "real", 0700, 0), 0);
-        ck_assert_int_eq(symlinkat("real", dir_fd, "link"), 0);
-        snprintf(path, sizeof(path), "%s/link", dir_path);
-        r = state_dir_open(path, &fd);
-        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "symlink: %d", r);
-        snprintf(path, sizeof(path), "%s/link/", dir_path);
-        ck_assert_int_eq(state_dir_open(path, &fd), -EINVAL);
-        ck_assert_int_eq(state_dir_open("", &fd), -EINVAL);
-
-        tmptree_put(dir_fd, "file", "");
-        snprintf(path, sizeof(path), "%s/file", dir_path);
-        ck_assert_int_eq(state_dir_open(path, &fd), -ENOTDIR);
-
-        /* Only the last component is created. */
-        snprintf(path, sizeof(path), "%s/missing/state", dir_path);
-        ck_assert_int_eq(state_dir_open(path, &fd), -ENOENT);
-        ck_assert_int_eq(tmptree_count(dir_fd, "."), 3);
-
-        /* Owned by someone else. Only root can give a directory away. */
-        if (geteuid() == 0) {
-                ck_assert_int_eq(fchownat(dir_fd, "real", 65534, 65534, 0), 0);
-                snprintf(path, sizeof(path), "%s/real", dir_path);
-                ck_assert_int_eq(state_dir_open(path, &fd), -EPERM);
-        }
-        ck_assert_int_eq(fd, -EBADF);
-}
-END_TEST
-
 static Suite *state_suite(void)
 {
         Suite *s = suite_create("state");
@@ -829,8 +763,6 @@ static Suite *state_suite(void)
         tcase_add_test(tc, test_save_fails_midway);
         tcase_add_test(tc, test_save_blocked_tmp);
         tcase_add_test(tc, test_save_tmp_symlink_not_followed);
-        tcase_add_test(tc, test_state_dir_open);
-        tcase_add_test(tc, test_state_dir_open_refuses);
         tcase_add_test(tc, test_baseline_round_trip);
         tcase_add_test(tc, test_baseline_refuses);
         suite_add_tcase(s, tc);

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "macro.h"
+#include "statedir.h"
+
+static const char *const suffixes[] = {
+    [STATEDIR_MEMBERS] = ".members",
+    [STATEDIR_MEMBERS_TMP] = ".members.tmp",
+    [STATEDIR_LOCK] = ".lock",
+};
+
+int statedir_open(const char *path, bool create, int *ret_fd)
+{
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = path ? strlen(path) : 0;
+        struct stat st;
+
+        if (len == 0 || (len > 1 && path[len - 1] == '/'))
+                return -EINVAL;
+        if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE])
+{
+        if (!name_is_valid(uid) || strlen(uid) > POD_UID_LEN)
+                return -EINVAL;
+        (void) snprintf(buf, STATEDIR_NAME_SIZE, "%s%s", uid, suffixes[kind]);
+        return 0;
+}
+
+/* The pod UID and kind of a pod's file's name; false for any other name. */
+static bool parse_name(const char *name, char uid[static POD_UID_LEN + 1],
+                       enum statedir_file *ret_kind)
+{
+        char canonical[POD_UID_LEN + 1];
+
+        if (strlen(name) <= POD_UID_LEN)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                if (strcmp(name + POD_UID_LEN, suffixes[i]) != 0)
+                        continue;
+                memcpy(uid, name, POD_UID_LEN);
+                uid[POD_UID_LEN] = '\0';
+                *ret_kind = (enum statedir_file) i;
+                return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
+        }
+        return false;
+}
+
+static struct statedir_pod *pod_for(struct statedir_pod **pods, size_t *n, const char *uid)
+{
+        struct statedir_pod *a;
+
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp((*pods)[i].uid, uid) == 0)
+                        return &(*pods)[i];
+        a = realloc(*pods, (*n + 1) * sizeof(*a));
+        if (!a)
+                return NULL;
+        *pods = a;
+        a[*n] = (struct statedir_pod){0};
+        memcpy(a[*n].uid, uid, POD_UID_LEN + 1);
+        return &a[(*n)++];
+}
+
+static int pod_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct statedir_pod *) a)->uid,
+                      ((const struct statedir_pod *) b)->uid);
+}
+
+int statedir_scan(int dir_fd, struct statedir_pod **ret, size_t *ret_n)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ struct statedir_pod *pods = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        int r;
+
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
+                return r;
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                char uid[POD_UID_LEN + 1];
+                enum statedir_file kind;
+                struct statedir_pod *p;
+
+                if (!parse_name(de->d_name, uid, &kind))
+                        continue;
+                p = pod_for(&pods, &n, uid);
+                if (!p)
+                        return -ENOMEM;
+                p->members |= kind == STATEDIR_MEMBERS;
+                p->temp |= kind == STATEDIR_MEMBERS_TMP;
+                p->lock |= kind == STATEDIR_LOCK;
+        }
+        if (errno != 0)
+                return -errno;
+        if (n > 1) /* qsort wants an array, even of nothing */
+                qsort(pods, n, sizeof(*pods), pod_compare);
+        *ret = TAKE_PTR(pods);
+        *ret_n = n;
+        return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* stateDir: the directory of the hook's per-pod files and node-wide markers,
+ * whose names are spelled here and nowhere else, and the one rule for
+ * trusting it. It belongs on tmpfs (/run): what it holds is of this boot.
+ *   <uid>.members             a pod's member file (state.h)
+ *   <uid>.members.tmp         its next version while a save is under way
+ *   <uid>.lock                the pod lock (pod.h)
+ *   gc.last-pass              its mtime is when gc's last pass ended
+ *   outcome.<stage>.<result>  the hook outcome counters (outcome.h)
+ * A <uid> is a canonical pod UID (oci.h). Other versions ignore names they
+ * do not know. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "oci.h"
+
+enum statedir_file {
+        STATEDIR_MEMBERS,
+        STATEDIR_MEMBERS_TMP,
+        STATEDIR_LOCK,
+};
+
+/* Room for the longest name of a pod's file, NUL included. */
+#define STATEDIR_NAME_SIZE (POD_UID_LEN + sizeof(".members.tmp"))
+
+#define STATEDIR_GC_LAST_PASS "gc.last-pass"
+#define STATEDIR_OUTCOME_PREFIX "outcome."
+
+/* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC) as the hook
+ * trusts it: a directory, no symlink (nor a trailing slash, which would
+ * follow one), owned by the caller's euid and writable by no one else
+ * (-EPERM): whoever else can write there can forge which groups are the
+ * hook's. create: made 0700 if missing (the stages, gc); readers (status,
+ * check) never make it: -ENOENT. */
+int statedir_open(const char *path, bool create, int *ret_fd);
+
+/* The name of pod uid's file of that kind into buf; -EINVAL when uid is no
+ * file name. */
+int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE]);
+
+/* A pod stateDir has files of, and which. */
+struct statedir_pod {
+        char uid[POD_UID_LEN + 1];
+        bool members, lock, temp;
+};
+
+/* The pods of stateDir, by their files' names, sorted by UID (a stable
+ * order for reports); *ret malloc'd, NULL when there is none. Names of
+ * anything else, a UID not canonical included, are passed over. 0 or
+ * -errno. */
+int statedir_scan(int dir_fd, struct statedir_pod **ret, size_t *ret_n);
