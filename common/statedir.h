@@ -2,7 +2,7 @@
 /* stateDir: the directory of the hook's per-pod files and node-wide markers,
  * whose names are spelled here and nowhere else, and the one rule for
  * trusting it. It belongs on tmpfs (/run): what it holds is of this boot.
- *   <uid>.members             a pod's member file (state.h)
+ *   <uid>.members             a pod's member file (members.h)
  *   <uid>.members.tmp         its next version while a save is under way
  *   <uid>.lock                the pod lock (pod.h)
  *   gc.last-pass              its mtime is when gc's last pass ended

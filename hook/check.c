@@ -26,7 +26,7 @@
 #include "rdt.h"
 #include "runstate.h"
 #include "settings.h"
-#include "state.h"
+#include "members.h"
 #include "statedir.h"
 #include "text.h"
 

@@ -18,7 +18,7 @@
 #include "proc.h"
 #include "settings.h"
 #include "stage.h"
-#include "state.h"
+#include "members.h"
 #include "statedir.h"
 
 /* Exit statuses (documented in the man page and docs/operations.md). A stage run never exits with

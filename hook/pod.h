@@ -12,7 +12,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "oci.h"
-#include "state.h"
+#include "members.h"
 #include "statedir.h"
 
 /* The node-wide handles of one run. */
@@ -168,7 +168,7 @@ bool pod_group_is_held(const struct pod_state *st, const char *ctrl);
 bool pod_group_has_pending(const struct pod_state *st, const char *ctrl, const char *except_id);
 
 /* Records the group's cumulative counters as they read before any task of
- * the pod is in it, as its baseline (state.h): a reused RMID can carry counts
+ * the pod is in it, as its baseline (members.h): a reused RMID can carry counts
  * of its previous group, and a group found already there has counts of its
  * own. Call before the first task goes in. A failure loses the baseline,
  * nothing else (logged). Caller holds the pod lock. */

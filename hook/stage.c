@@ -19,7 +19,7 @@
 #include "rdt.h"
 #include "runtime_cgroup.h"
 #include "stage.h"
-#include "state.h"
+#include "members.h"
 #include "text.h"
 
 /* What createRuntime learns of the container's cgroups, before any lock. */

@@ -25,7 +25,7 @@
 #include "proc.h"
 #include "prom.h"
 #include "rdt.h"
-#include "state.h"
+#include "members.h"
 #include "statedir.h"
 #include "text.h"
 

@@ -9,7 +9,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "rdt.h"
-#include "state.h"
+#include "members.h"
 #include "statedir.h"
 
 #define STATE_FILE_MAX ((size_t) 1 << 20)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "state.h"
+#include "members.h"
 #include "text.h"
 #include "tmptree.h"
 
@@ -741,10 +741,10 @@ START_TEST(test_save_tmp_symlink_not_followed)
 }
 END_TEST
 
-static Suite *state_suite(void)
+static Suite *members_suite(void)
 {
-        Suite *s = suite_create("state");
-        TCase *tc = tcase_create("state");
+        Suite *s = suite_create("members");
+        TCase *tc = tcase_create("members");
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_round_trip);
@@ -771,5 +771,5 @@ static Suite *state_suite(void)
 
 int main(void)
 {
-        return tmptree_run(state_suite());
+        return tmptree_run(members_suite());
 }
