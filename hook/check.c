@@ -377,7 +377,7 @@ struct hooks_seen {
 
 /* Room for a pod's files: a member file of some hundred containers, its
  * temp file, and their inodes. */
-#define STATE_ROOM_BYTES (1024u * 1024u)
+#define STATE_ROOM_KIB 1024ull
 #define STATE_ROOM_INODES 64u
 
 /* The file system under stateDir: writable, with room for a pod's files,
@@ -405,7 +405,7 @@ static void check_state_fs(struct checker *k)
                     "'%s' is on a read-only file system: createRuntime cannot record containers, "
                     "poststop and gc cannot remove the groups of pods that end",
                     path);
-        else if (kib * 1024 < STATE_ROOM_BYTES || inodes < STATE_ROOM_INODES)
+        else if (kib < STATE_ROOM_KIB || inodes < STATE_ROOM_INODES)
                 add(k, "state-fs", LEVEL_FAIL, "free space and inodes on it",
                     "'%s' is full (%llu KiB free, %s inodes): createRuntime cannot record "
                     "containers, poststop and gc cannot remove the groups of pods that end",

@@ -252,7 +252,7 @@ static bool wait_for_limbo(const struct pod_env *e, int64_t started)
             next + (int64_t) LIMBO_SPARE_MS * 1000 > e->deadline)
                 return false;
         rdt_unlock(e->root_fd);
-        (void) nanosleep(&(struct timespec){.tv_nsec = LIMBO_STEP_MS * 1000 * 1000}, NULL);
+        (void) nanosleep(&(struct timespec){.tv_nsec = (long) LIMBO_STEP_MS * 1000 * 1000}, NULL);
         return pod_env_lock_resctrl(e) >= 0;
 }
 
