@@ -33,7 +33,7 @@ int statedir_open(const char *path, bool create, int *ret_fd)
                 return -errno;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        if (create && (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))))
                 return -EPERM;
 
         *ret_fd = TAKE_FD(fd);

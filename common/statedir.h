@@ -28,12 +28,13 @@ enum statedir_file {
 #define STATEDIR_GC_LAST_PASS "gc.last-pass"
 #define STATEDIR_OUTCOME_PREFIX "outcome."
 
-/* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC) as the hook
- * trusts it: a directory, no symlink (nor a trailing slash, which would
- * follow one), owned by the caller's euid and writable by no one else
- * (-EPERM): whoever else can write there can forge which groups are the
- * hook's. create: made 0700 if missing (the stages, gc); readers (status,
- * check) never make it: -ENOENT. */
+/* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): a directory,
+ * no symlink (nor a trailing slash, which would follow one). create, for
+ * those who write there (the stages, gc): made 0700 if missing, and trusted
+ * only if owned by the caller's euid and writable by no one else (-EPERM):
+ * whoever else can write there can forge which groups are the hook's.
+ * Readers (status, check, run by any user) never make it (-ENOENT), and
+ * read it whoever owns it: check's state-dir row says what is wrong. */
 int statedir_open(const char *path, bool create, int *ret_fd);
 
 /* The name of pod uid's file of that kind into buf; -EINVAL when uid is no

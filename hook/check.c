@@ -925,7 +925,7 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
         int c;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+jd:o:h", options, NULL)) >= 0) {
                 if (c == 'h') {
                         help();
                         return 0;

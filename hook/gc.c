@@ -290,15 +290,14 @@ static void say_made(struct gc *gc, const struct pod_session *s, const char *ctr
                             s->uid, ctrl_display(ctrl));
 }
 
-/* The group of live members: make it if it is missing (someone removed it,
- * a killed createRuntime never made it, or, bring_in, its members waited for
- * an RMID), and put back every member whose init is not in it (a hook killed
- * before its tasks write, the re-creation, a member that waited). Under the
+/* The group of live members: make it if it is missing (why says for whom),
+ * and put back every member whose init is not in it (a hook killed before
+ * its tasks write, the re-creation, a member that waited). Under the
  * resctrl lock. What pod_group_claim returns: 1 made, 0 there, or -errno. */
-static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, bool bring_in)
+static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
 {
         const struct pod_env *e = &gc->env;
-        bool interrupted = pod_group_has_pending(&s->st, ctrl, NULL), changed;
+        bool changed;
         _cleanup_free_ char *status = NULL;
         _cleanup_free_ pid_t *in = NULL;
         size_t n_in = 0;
@@ -319,10 +318,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         if (made && !s->dry_run)
                 pod_group_record_baseline(s, ctrl);
         if (made)
-                say_made(gc, s, ctrl,
-                         bring_in      ? MADE_FOR_WAITING
-                         : interrupted ? MADE_FOR_INTERRUPTED
-                                       : MADE_AGAIN);
+                say_made(gc, s, ctrl, why);
         changed = made;
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
@@ -477,13 +473,17 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
         /* Backwards: releasing a group may drop it, moving only later ones. */
         for (size_t i = s->st.n_groups; i-- > 0;) {
                 _cleanup_free_ char *ctrl = strdup(s->st.groups[i].ctrl);
+                enum made_for again;
 
                 if (!ctrl)
                         return log_error_errno(-ENOMEM, "out of memory");
+                /* Why it would be made again, said before any waiting member is woken. */
+                again =
+                    pod_group_has_pending(&s->st, ctrl, NULL) ? MADE_FOR_INTERRUPTED : MADE_AGAIN;
                 /* The pod has a group there: those waiting need no RMID of their own. */
                 (void) wake_waiting(gc, s, ctrl);
                 if (pod_group_is_held(&s->st, ctrl))
-                        (void) ensure_group(gc, s, ctrl, false);
+                        (void) ensure_group(gc, s, ctrl, again);
                 else
                         release_group(gc, s, ctrl);
         }
@@ -643,11 +643,13 @@ static void note_full(struct gc *gc, const char *ctrl)
 }
 
 /* The pod's members waiting for an RMID, a control group at a time, where
- * no group of the pod holds them (those are woken in the pass): woken
+ * the pod has no group (where it has one, the pass woke them): woken
  * (wake_waiting) and brought into a group made for them (ensure_group), so
- * that a kill at any point leaves what the next pass completes. A control
- * group whose mkdir finds no RMID is skipped for the rest of the pass.
- * true when the node has no RMID left. */
+ * that a kill at any point leaves what the next pass completes. Where that
+ * fails before mkdir could say why, they wait again: no pending member is
+ * left without its group's record. A control group whose mkdir finds no
+ * RMID is skipped for the rest of the pass. true when the node has no RMID
+ * left. */
 static bool bring_in_pod(struct gc *gc, struct pod_session *s)
 {
         if (s->st.pid_ns != 0 && gc->env.pid_ns != 0 && s->st.pid_ns != gc->env.pid_ns)
@@ -657,7 +659,8 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
                 int made;
 
                 if (!pod_member_is_waiting(&s->st.members[i]) ||
-                    ctrl_is_full(gc, s->st.members[i].ctrl))
+                    ctrl_is_full(gc, s->st.members[i].ctrl) ||
+                    pod_state_find_group(&s->st, s->st.members[i].ctrl))
                         continue;
                 ctrl = strdup(s->st.members[i].ctrl);
                 if (!ctrl) {
@@ -666,7 +669,9 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
                 }
                 if (wake_waiting(gc, s, ctrl) == 0 || s->dry_run)
                         continue;
-                made = ensure_group(gc, s, ctrl, true);
+                made = ensure_group(gc, s, ctrl, MADE_FOR_WAITING);
+                if (made < 0 && !pod_state_find_group(&s->st, ctrl))
+                        pending_unmonitored(s, ctrl, -ENOSPC, NULL);
                 if (made != -ENOSPC && made != -EBUSY)
                         continue;
                 note_full(gc, ctrl);

@@ -98,7 +98,10 @@ int pod_session_load(struct pod_session *s, char **reterr)
                 s->dirty = true;
         }
         /* A file of an older version gets this boot once: else, never
-         * rewritten while its pods run, it would be trusted after a reboot. */
+         * rewritten while its pods run, it would be trusted after a reboot.
+         * Never the boot a reader of another pid namespace sees. */
+        if (s->st.pid_ns != 0 && s->env->pid_ns != 0 && s->st.pid_ns != s->env->pid_ns)
+                return r == 0;
         if (r == 0 && !s->st.boot_id[0] && s->env->boot_id[0])
                 s->dirty = true;
         memcpy(s->st.boot_id, s->env->boot_id, sizeof(s->st.boot_id));
@@ -468,9 +471,13 @@ const char *unmonitored_code(enum unmonitored u)
 
 enum unmonitored unmonitored_of(const char *reason)
 {
-        for (int u = 0; reason && u < UNMONITORED_OTHER; u++)
-                if (startswith(reason, unmonitored_table[u].text))
+        for (int u = 0; reason && u < UNMONITORED_OTHER; u++) {
+                const char *text = unmonitored_table[u].text;
+
+                /* Pending is the whole reason: it never says more. */
+                if (u == UNMONITORED_PENDING ? strcmp(reason, text) == 0 : startswith(reason, text))
                         return (enum unmonitored) u;
+        }
         return UNMONITORED_OTHER;
 }
 

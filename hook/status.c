@@ -230,7 +230,7 @@ static int gather_pods(struct node_view *nv)
         r = statedir_open(nv->config->state_dir, false, &fd);
         if (r == -ENOENT)
                 return 0; /* no hook has run yet */
-        if (r >= 0)       /* -EPERM: not the hook's; check's state-dir row says why */
+        if (r >= 0)
                 r = statedir_scan(fd, &pods, &n);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (pods[i].members)
@@ -875,7 +875,7 @@ static int parse_status_args(int argc, char **argv, enum format *ret_format,
         int c;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+jpo:h", options, NULL)) >= 0) {
                 if (c == 'h') {
                         help();
                         return 0;

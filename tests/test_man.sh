@@ -44,6 +44,7 @@ done
 for name in gc adopt check status; do
         help=$("$hook" "$name" --help 2>&1) || fail "$name --help exits $?"
         printf '%s\n' "$help" | grep -q "^Usage: .* $name" || fail "$name --help shows no usage: $help"
+        [ "$("$hook" "$name" -h 2>&1)" = "$help" ] || fail "$name -h is not --help"
         options=$(options_of "$top/hook/$name.c")
         [ -n "$options" ] || fail "no long options found in hook/$name.c"
         for option in $options; do

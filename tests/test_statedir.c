@@ -58,6 +58,10 @@ START_TEST(test_open)
 
         ck_assert_int_eq(fchmodat(dir_fd, "state", 0777, 0), 0);
         ck_assert_int_eq(statedir_open(path, true, &fd), -EPERM);
+        /* A reader reads it all the same (check's state-dir row says what is wrong). */
+        ck_assert_int_eq(statedir_open(path, false, &fd), 0);
+        close(fd);
+        fd = -EBADF;
         ck_assert_int_eq(fchmodat(dir_fd, "state", 0720, 0), 0);
         ck_assert_int_eq(statedir_open(path, true, &fd), -EPERM);
         ck_assert_int_eq(fchmodat(dir_fd, "state", 0702, 0), 0);
@@ -77,6 +81,8 @@ START_TEST(test_open_refuses)
         snprintf(path, sizeof(path), "%s/link", dir_path);
         r = statedir_open(path, true, &fd);
         ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "symlink: %d", r);
+        r = statedir_open(path, false, &fd);
+        ck_assert_msg(r == -ELOOP || r == -ENOTDIR, "symlink, read: %d", r);
         snprintf(path, sizeof(path), "%s/link/", dir_path);
         ck_assert_int_eq(statedir_open(path, true, &fd), -EINVAL);
         ck_assert_int_eq(statedir_open("", true, &fd), -EINVAL);
@@ -125,6 +131,14 @@ START_TEST(test_scan)
 
         ck_assert_int_eq(statedir_scan(dir_fd, &pods, &n), 0);
         ck_assert_uint_eq(n, 0);
+        /* Made in the reverse of their order. */
+        for (char c = 'f'; c >= 'a'; c--) {
+                char name[STATEDIR_NAME_SIZE];
+
+                ck_assert_int_eq(statedir_name(UID_A, STATEDIR_LOCK, name), 0);
+                name[0] = c;
+                tmptree_put(dir_fd, name, "");
+        }
         tmptree_put(dir_fd, UID_B ".members", "");
         tmptree_put(dir_fd, UID_B ".members.tmp", "");
         tmptree_put(dir_fd, UID_A ".lock", "");
@@ -133,7 +147,9 @@ START_TEST(test_scan)
         tmptree_put(dir_fd, STATEDIR_GC_LAST_PASS, "");
         tmptree_put(dir_fd, STATEDIR_OUTCOME_PREFIX "poststop.error", "");
         ck_assert_int_eq(statedir_scan(dir_fd, &pods, &n), 0);
-        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(n, 8);
+        for (size_t i = 1; i < n; i++)
+                ck_assert_int_lt(strcmp(pods[i - 1].uid, pods[i].uid), 0);
         ck_assert_str_eq(pods[0].uid, UID_A);
         ck_assert(!pods[0].members && pods[0].lock && !pods[0].temp);
         ck_assert_str_eq(pods[1].uid, UID_B);

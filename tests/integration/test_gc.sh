@@ -308,40 +308,48 @@ test_pod_lifetime_v1() { test_pod_lifetime v1; }
 # CRI-O runs poststop at RemoveContainer, not StopContainer: a restarted
 # container's createRuntime comes before its old instance's poststop, and
 # all of a pod's poststops may come after kubelet removed the pod's cgroup.
-# A pod of one container beside its pause (which CRI-O runs without hooks):
-# the old instance is dropped by gc first, the group lingers for the pod and
-# the restart takes it back; the late poststop leaves it with the restart.
-# Once the pod is gone, the late poststops leave nothing.
+# A pod of one container beside its pause (which CRI-O runs without hooks).
+# First the old instance still recorded when the restart comes; then one
+# that gc dropped before, its group lingering for the pod. Each late
+# poststop leaves the group to the restart; once the pod is gone, the late
+# poststop leaves nothing.
 test_late_poststop() { # KIND
-        local kind=$1 pod p0 p1 p2 hw
+        local kind=$1 pod p0 p1 p2 p3 hw
         pod=$(pod_cgroup "$kind")
         [ -n "$pod" ] || { echo "no $kind hierarchy mounted: nothing to test"; return; }
         mount_emulator --debug # mon_hw_id: the RMID
         write_config
-        mkdir -p "$pod/pause" "$pod/c1a" "$pod/c1b"
-        sleeper p0 p1 p2
+        mkdir -p "$pod/pause" "$pod/c1a" "$pod/c1b" "$pod/c1c"
+        sleeper p0 p1 p2 p3
         echo "$p0" >"$pod/pause/cgroup.procs"
         echo "$p1" >"$pod/c1a/cgroup.procs"
         create c1a "$p1" "$UID1"
         hw=$(cat "$G1/mon_hw_id")
         stop "$p1" # the first instance exits; its poststop waits for RemoveContainer
-        check "$kind: gc meanwhile" gc_out
-        check "$kind: ... drops the old instance" said "drop-member pod=$UID1 container=c1a"
-        check "$kind: ... the group lingers for the pod" said "linger-group pod=$UID1 ctrl=/ reason=\"pod cgroup\""
         echo "$p2" >"$pod/c1b/cgroup.procs"
         check "$kind: the restart's createRuntime first" create c1b "$p2" "$UID1"
         check "$kind: the old instance's poststop after it" poststop c1a "$UID1"
         check "$kind: the group stays, the same RMID" [ "$(cat "$G1/mon_hw_id")" = "${hw:-none}" ]
-        check "$kind: the restart still in it" has_task "$G1" "$p2"
+        check "$kind: the restart in it" has_task "$G1" "$p2"
         check "$kind: recorded: the restart" [ "$(member_ids "$UID1")" = "c1b " ]
+
+        stop "$p2" # the second instance exits; gc runs before the next restart
+        check "$kind: gc meanwhile" gc_out
+        check "$kind: ... drops the old instance" said "drop-member pod=$UID1 container=c1b"
+        check "$kind: ... the group lingers for the pod" said "linger-group pod=$UID1 ctrl=/ reason=\"pod cgroup\""
+        echo "$p3" >"$pod/c1c/cgroup.procs"
+        check "$kind: the next restart's createRuntime" create c1c "$p3" "$UID1"
+        check "$kind: the late poststop after it" poststop c1b "$UID1"
+        check "$kind: the group still stays, the same RMID" [ "$(cat "$G1/mon_hw_id")" = "${hw:-none}" ]
+        check "$kind: the last restart in it" has_task "$G1" "$p3"
         check "$kind: gc" gc_out
         check "$kind: ... removes nothing" not said "remove-group"
-        rmdir "$pod/c1a"
+        rmdir "$pod/c1a" "$pod/c1b"
 
         # The pod ends: its processes stop and kubelet removes its cgroup; then the poststop.
-        stop "$p2"; stop "$p0"
+        stop "$p3"; stop "$p0"
         remove_pod_cgroup "$pod"
-        check "$kind: poststop after the pod's cgroup went" poststop c1b "$UID1"
+        check "$kind: poststop after the pod's cgroup went" poststop c1c "$UID1"
         check "$kind: the group is gone" test ! -e "$G1"
         check "$kind: and the pod's state" no_state "$UID1"
         check "$kind: gc finds nothing to do" [ -z "$(gc)" ]
