@@ -7,7 +7,7 @@
 #           but the crash tests;
 #           no sanitizer report may appear, not even from a hook run by a runtime
 #   static  clang-tidy over common/ and hook/ (.clang-tidy); clang-format check of every C file
-#   fuzz    each libFuzzer target for FUZZ_SECONDS (default 30)       BUILD_DIR-fuzz
+#   fuzz    each libFuzzer target for FUZZ_SECONDS (default 20)       BUILD_DIR-fuzz
 #   test    every suite of the gcc build, valgrind memcheck included; last, so that
 #           the output ends with ctest's summary
 #   scripts/test.sh [BUILD_DIR]        default: build
@@ -18,7 +18,7 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath -m "${1:-"$top/build"}")
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-20}
 jobs=$(nproc)
 times=""
 
