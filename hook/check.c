@@ -589,14 +589,14 @@ static void count_waiting(const struct pod_state *st, const char *uid, struct co
 {
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
-                uint64_t started;
+                uint64_t started, waited;
 
                 if (!pod_member_is_waiting(m) ||
                     proc_start_time(c->proc_fd, m->pid, &started) < 0 || started != m->start_time)
                         continue;
-                c->waiting++;
-                if (c->waiting == 1 || pod_member_waited_sec(m) > c->waited_most) {
-                        c->waited_most = pod_member_waited_sec(m);
+                waited = pod_member_waited_sec(m);
+                if (++c->waiting == 1 || waited > c->waited_most) {
+                        c->waited_most = waited;
                         snprintf(c->waited_most_by, sizeof(c->waited_most_by), "%s/%s", uid, m->id);
                 }
         }
