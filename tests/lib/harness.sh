@@ -86,7 +86,18 @@ harness_cleanup() {
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
         done
         # The emulator's daemon exits once unmounted; anything else naming $WORK too.
-        for _ in $(seq 50); do
+        # On a loaded machine that can take seconds; one still there after 10 s
+        # is described, for whoever looks into it, and then killed: its exit is
+        # not what the tests check, a clean machine is.
+        for _ in $(seq 100); do
+                [ -z "$(harness_procs)" ] && break
+                sleep 0.1
+        done
+        while read -r p _; do
+                describe_stuck "$p" >&2
+                kill -KILL "$p" 2>/dev/null
+        done < <(harness_procs)
+        for _ in $(seq 20); do
                 [ -z "$(harness_procs)" ] && break
                 sleep 0.1
         done
@@ -131,6 +142,16 @@ harness_procs() {
                 [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && continue
                 f=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
                 [ -n "$f" ] && echo "$p $f"
+        done
+}
+
+# What process PID's threads are doing: state, wait channel, kernel stack.
+describe_stuck() { # PID
+        local t
+        echo "NOTE: process $1 still runs 10 s after its run ended: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+        for t in /proc/"$1"/task/*; do
+                echo "  thread ${t##*/}: $(awk '{ print $3 }' "$t/stat" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)"
+                sed 's/^/    /' "$t/stack" 2>/dev/null
         done
 }
 
