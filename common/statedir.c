@@ -48,9 +48,8 @@ int statedir_name(const char *uid, enum statedir_file kind, char buf[static STAT
         return 0;
 }
 
-/* The pod UID and kind of a pod's file's name; false for any other name. */
-static bool parse_name(const char *name, char uid[static POD_UID_LEN + 1],
-                       enum statedir_file *ret_kind)
+bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
+                         enum statedir_file *ret_kind)
 {
         char canonical[POD_UID_LEN + 1];
 
@@ -105,7 +104,7 @@ int statedir_scan(int dir_fd, struct statedir_pod **ret, size_t *ret_n)
                 enum statedir_file kind;
                 struct statedir_pod *p;
 
-                if (!parse_name(de->d_name, uid, &kind))
+                if (!statedir_parse_name(de->d_name, uid, &kind))
                         continue;
                 p = pod_for(&pods, &n, uid);
                 if (!p)

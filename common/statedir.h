@@ -7,6 +7,7 @@
  *   <uid>.lock                the pod lock (pod.h)
  *   gc.last-pass              its mtime is when gc's last pass ended
  *   outcome.<stage>.<result>  the hook outcome counters (outcome.h)
+ *   watch.state               what the running watch says (watch_state.h)
  * A <uid> is a canonical pod UID (oci.h). Other versions ignore names they
  * do not know. */
 #pragma once
@@ -27,6 +28,7 @@ enum statedir_file {
 
 #define STATEDIR_GC_LAST_PASS "gc.last-pass"
 #define STATEDIR_OUTCOME_PREFIX "outcome."
+#define STATEDIR_WATCH_STATE "watch.state"
 
 /* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): a directory,
  * no symlink (nor a trailing slash, which would follow one). create, for
@@ -40,6 +42,11 @@ int statedir_open(const char *path, bool create, int *ret_fd);
 /* The name of pod uid's file of that kind into buf; -EINVAL when uid is no
  * file name. */
 int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE]);
+
+/* The pod UID and kind of a pod's file's name; false for any other name,
+ * a UID that is not canonical included. */
+bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
+                         enum statedir_file *ret_kind);
 
 /* A pod stateDir has files of, and which. */
 struct statedir_pod {

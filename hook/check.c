@@ -28,6 +28,7 @@
 #include "settings.h"
 #include "members.h"
 #include "statedir.h"
+#include "watch_state.h"
 #include "text.h"
 
 /* Where CRI-O and Podman look for oci-hooks(5) files by default, and where
@@ -61,9 +62,9 @@ struct checker {
 
 /* Every row's name, for --only. */
 static const char *const row_names[] = {
-    "config",       "resctrl-mount", "monitoring",  "rmids",        "counters",
-    "proc-resctrl", "state-dir",     "state-fs",    "hooks.d",      "other-managers",
-    "coverage",     "waiting",       "pod-cgroups", "node-cgroups", "runtime-roots",
+    "config",      "resctrl-mount", "monitoring",    "rmids",          "counters", "proc-resctrl",
+    "state-dir",   "state-fs",      "hooks.d",       "other-managers", "coverage", "waiting",
+    "pod-cgroups", "node-cgroups",  "runtime-roots", "watch",
 };
 
 /* Does list (comma-separated) hold name? */
@@ -368,6 +369,41 @@ static void check_state_dir(struct checker *k)
         else
                 add(k, "state-dir", LEVEL_OK, NULL, "'%s' is owned by uid %u, mode %04o", path,
                     (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+}
+
+/* Whether a watch runs, by what it says in stateDir, and with process events. */
+static void check_watch(struct checker *k)
+{
+        _cleanup_close_ int state_fd = -EBADF, proc_fd = -EBADF;
+        struct watch_state ws;
+        int r = statedir_open(k->config.state_dir, false, &state_fd);
+
+        if (r >= 0)
+                r = watch_state_load(state_fd, &ws);
+        if (r >= 0)
+                r = proc_open(&proc_fd);
+        if (r >= 0)
+                r = watch_state_is_live(proc_fd, &ws);
+        if (r < 0 && r != -ENOENT && r != -EBADMSG) {
+                add(k, "watch", LEVEL_FAIL, NULL, "cannot tell whether watch runs: %s",
+                    strerror(-r));
+                return;
+        }
+        if (r <= 0)
+                add(k, "watch", LEVEL_WARN,
+                    "run resctrl-mon-hook watch (the DaemonSet and resctrl-mon-hook-watch.service "
+                    "do)",
+                    "no watch runs: processes exec'd into containers join their pod's group only "
+                    "when gc runs");
+        else if (!ws.events)
+                add(k, "watch", LEVEL_WARN,
+                    "give it CAP_NET_ADMIN in the host's pid and network namespaces",
+                    "watch runs (pid %d) without the kernel's process events: exec'd processes "
+                    "join at its gc passes only",
+                    (int) ws.pid);
+        else
+                add(k, "watch", LEVEL_OK, NULL,
+                    "watch runs (pid %d): exec'd processes join at their exec", (int) ws.pid);
 }
 
 struct hooks_seen {
@@ -1034,6 +1070,8 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
                 if (wanted(&k, "runtime-roots"))
                         check_runtime_roots(&k, kubelet);
         }
+        if (wanted(&k, "watch"))
+                check_watch(&k);
         drop_unwanted(&k);
         for (size_t i = 0; i < k.n; i++)
                 failed = failed || k.results[i].level == LEVEL_FAIL;

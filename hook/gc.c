@@ -25,7 +25,6 @@
 /* A hook holds a pod lock for milliseconds; a pod busy for longer is left to
  * the next pass rather than waited for. */
 #define GC_POD_LOCK_TIMEOUT_MS 200u
-#define GC_INTERVAL_MAX 86400u
 
 struct gc_opts {
         bool dry_run;
@@ -63,6 +62,7 @@ struct gc {
         size_t n_waiting;
         char **full;
         size_t n_full;
+        unsigned joined; /* this pass's: threads join_cgroups put into their pods' groups */
 };
 
 /* One action, as a JSON object whose first key is "action"; stolen. Printed
@@ -166,6 +166,7 @@ static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl,
                     pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined, &elsewhere) < 0 ||
                     joined == 0)
                         continue;
+                gc->joined += joined;
                 report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
                                      s->uid, "container", m->id, "count", (int) joined, "elsewhere",
                                      (int) elsewhere));
@@ -737,6 +738,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
                         log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
         }
         gc->n_waiting = 0;
+        gc->joined = 0;
         if (r >= 0 && n > 0 && !(gc->waiting = calloc(n, sizeof(*gc->waiting))))
                 r = log_error_errno(-ENOMEM, "out of memory");
         gc->pods_ours = gc->pods_foreign = 0;
@@ -776,6 +778,20 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         return r;
 }
 
+int gc_pass_once(const struct config *c, int proc_fd, unsigned *ret_joined)
+{
+        json_auto_t *actions = json_array();
+        struct gc gc = {.env = POD_ENV_INIT, .cgroups = CGROUP_MOUNTS_INIT, .actions = actions};
+        int r;
+
+        *ret_joined = 0;
+        if (!actions)
+                return log_error_errno(-ENOMEM, "out of memory");
+        r = gc_pass(&gc, c, proc_fd);
+        *ret_joined = gc.joined;
+        return r;
+}
+
 static void sleep_sec(unsigned sec)
 {
         struct timespec left = {.tv_sec = sec};
@@ -799,7 +815,7 @@ static void help(void)
                "  -h, --help                show this help\n");
 }
 
-static int parse_interval(const char *s, unsigned *ret)
+int gc_parse_interval(const char *s, unsigned *ret)
 {
         unsigned long v;
         char *end;
@@ -835,7 +851,7 @@ static int parse_gc_args(int argc, char **argv, struct gc_opts *o)
                         o->json = true;
                         break;
                 case 'i':
-                        if (parse_interval(optarg, &o->interval) < 0) {
+                        if (gc_parse_interval(optarg, &o->interval) < 0) {
                                 log_error("--interval takes seconds in [1, %u], not '%s'",
                                           GC_INTERVAL_MAX, optarg);
                                 return -EINVAL;

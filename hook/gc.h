@@ -10,3 +10,12 @@
  * not (resctrl or stateDir unusable, state of another pid namespace), 2 on
  * a usage error. */
 int gc_main(const struct command_ctx *ctx, int argc, char **argv);
+
+/* One pass as gc without options runs it, its actions printed as lines:
+ * what watch runs at each interval. *ret_joined: the threads it put into
+ * their pods' groups (join-tasks). 0 or -errno (logged). */
+int gc_pass_once(const struct config *c, int proc_fd, unsigned *ret_joined);
+
+/* --interval's SECONDS: a decimal number in [1, GC_INTERVAL_MAX]. 0 or -EINVAL. */
+#define GC_INTERVAL_MAX 86400u
+int gc_parse_interval(const char *s, unsigned *ret);

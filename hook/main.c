@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fsutil.h"
 #include "gc.h"
+#include "watch.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -25,7 +26,7 @@
  * EXIT_USAGE: a runtime would refuse the container for a typo in hooks.d. */
 #define EXIT_OK 0     /* done, deliberately skipped, or failed under failurePolicy: ignore */
 #define EXIT_FAILED 1 /* createRuntime failed under failurePolicy: fail */
-#define EXIT_USAGE 2  /* bad command line of check, status or gc */
+#define EXIT_USAGE 2  /* bad command line of a command */
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */
@@ -42,7 +43,8 @@ struct args {
         const char *config_path;
         bool config_explicit;
         int log_level;  /* -1: from the config */
-        char **command; /* "check", "status" or "gc" and its arguments; NULL for a stage */
+        char **command; /* a command ("check", "gc", "watch", ...) and its arguments; NULL for a
+                           stage */
         int command_argc;
         bool usage_error; /* a stage run with a bad command line: logged, does nothing */
 };
@@ -55,6 +57,7 @@ static void help(void)
             "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
             "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
             "       resctrl-mon-hook [OPTIONS] adopt\n"
+            "       resctrl-mon-hook [OPTIONS] watch [--interval SECONDS]\n"
             "\n"
             "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
             "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
@@ -68,6 +71,7 @@ static void help(void)
             "  status                    pods, their groups, members and counters\n"
             "  gc                        clean up after lost poststops and killed runs\n"
             "  adopt                     give running containers of pods their groups\n"
+            "  watch                     gc every interval; exec'd processes joined at once\n"
             "\n"
             "Options:\n"
             "  -c, --config FILE         configuration (default %s)\n"
@@ -91,7 +95,7 @@ static int parse_stage(const char *s, enum stage *ret)
 static bool is_command(const char *s)
 {
         return strcmp(s, "check") == 0 || strcmp(s, "status") == 0 || strcmp(s, "gc") == 0 ||
-               strcmp(s, "adopt") == 0;
+               strcmp(s, "adopt") == 0 || strcmp(s, "watch") == 0;
 }
 
 /* Logs the first thing wrong with a stage run's command line. */
@@ -112,7 +116,7 @@ static void usage_error(struct args *a, const char *fmt, ...)
 }
 
 /* 1 to go on, 0 to exit successfully (--help, --version), -EINVAL when a
- * command (check, status, gc) is misused. A stage run's misuse sets
+ * command (check, status, gc, ...) is misused. A stage run's misuse sets
  * a->usage_error instead: it is the runtime that runs it. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -277,6 +281,8 @@ static int run_command(const struct args *a)
                 return gc_main(&ctx, a->command_argc, a->command);
         if (strcmp(a->command[0], "adopt") == 0)
                 return adopt_main(&ctx, a->command_argc, a->command);
+        if (strcmp(a->command[0], "watch") == 0)
+                return watch_main(&ctx, a->command_argc, a->command);
         return status_main(&ctx, a->command_argc, a->command);
 }
 

@@ -27,6 +27,7 @@
 #include "rdt.h"
 #include "members.h"
 #include "statedir.h"
+#include "watch_state.h"
 #include "text.h"
 
 #define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
@@ -71,6 +72,8 @@ struct node_view {
         int budget;                    /* -errno when unknown */
         bool abmc; /* counters must be assigned (mbm_event mode): total and available are read */
         int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
+        bool watch_running;   /* watch.state names a watch that runs: watch holds its figures */
+        struct watch_state watch;
         struct abmc_counts mbm_total, mbm_available;
         unsigned in_use, owned;
         unsigned unmonitored[_UNMONITORED_MAX];
@@ -240,6 +243,8 @@ static int gather_pods(struct node_view *nv)
         if (fstatat(fd, STATEDIR_GC_LAST_PASS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISREG(st.st_mode))
                 nv->gc_last_pass = st.st_mtim.tv_sec;
+        nv->watch_running = watch_state_load(fd, &nv->watch) == 0 &&
+                            watch_state_is_live(nv->proc_fd, &nv->watch) == 1;
         return outcome_read_all(fd, &nv->outcomes, &nv->n_outcomes);
 }
 
@@ -480,6 +485,14 @@ static void print_table(const struct node_view *nv)
                        (long long) (time(NULL) - (time_t) nv->gc_last_pass));
         else
                 printf("gc: no pass recorded since boot\n");
+        if (nv->watch_running)
+                printf("watch: pid %d, %s; threads joined: %" PRIu64 " at execs, %" PRIu64
+                       " in its gc passes; events lost %" PRIu64 " times\n",
+                       (int) nv->watch.pid,
+                       nv->watch.events ? "process events on" : "no process events, passes only",
+                       nv->watch.joins_watch, nv->watch.joins_gc, nv->watch.lost_events);
+        else
+                printf("watch: not running\n");
         printf("coverage: %u of %u threads of monitored containers in their pod's groups\n",
                nv->threads_in, nv->threads);
         printf("unmonitored containers:");
@@ -606,6 +619,18 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
                          (json_int_t) pv->threads_elsewhere);
 }
 
+/* The running watch's figures; null when none runs. */
+static json_t *json_watch(const struct node_view *nv)
+{
+        if (!nv->watch_running)
+                return json_null();
+        return json_pack("{s:i, s:b, s:{s:I, s:I}, s:I, s:I}", "pid", (int) nv->watch.pid, "events",
+                         nv->watch.events, "joins", "watch", (json_int_t) nv->watch.joins_watch,
+                         "gc", (json_int_t) nv->watch.joins_gc, "lost_events",
+                         (json_int_t) nv->watch.lost_events, "passes",
+                         (json_int_t) nv->watch.passes);
+}
+
 static json_t *json_node(const struct node_view *nv)
 {
         json_auto_t *reasons = json_object(), *outcomes = json_array(), *counters = json_array();
@@ -633,14 +658,15 @@ static json_t *json_node(const struct node_view *nv)
                         return NULL;
         if (!counters)
                 return NULL;
-        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o, s:o}", "rmids_total",
+        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o, s:o, s:o}", "rmids_total",
                          nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
                          (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
                          "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
                          (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in,
                          "mbm_counters", nv->abmc ? json_incref(counters) : json_null(),
                          "gc_last_pass",
-                         nv->gc_last_pass > 0 ? json_integer(nv->gc_last_pass) : json_null());
+                         nv->gc_last_pass > 0 ? json_integer(nv->gc_last_pass) : json_null(),
+                         "watch", json_watch(nv));
 }
 
 static int print_json(const struct node_view *nv)
@@ -734,6 +760,19 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                 r = prom_uint(w, "resctrl_gc_last_pass_timestamp_seconds", "gauge",
                               "When the last gc pass ended (Unix time)", NULL,
                               (uint64_t) nv->gc_last_pass);
+        if (r >= 0)
+                r = prom_uint(w, "resctrl_watch_running", "gauge",
+                              "1 while resctrl-mon-hook watch runs", NULL, nv->watch_running);
+        for (int by = 0; r >= 0 && nv->watch_running && by < 2; by++)
+                r = prom_uint(w, "resctrl_joins_total", "counter",
+                              "Threads the running watch put into their pods' groups, at an "
+                              "exec event or in its gc passes",
+                              (const char *const[]){"by", by == 0 ? "watch" : "gc", NULL},
+                              by == 0 ? nv->watch.joins_watch : nv->watch.joins_gc);
+        if (r >= 0 && nv->watch_running)
+                r = prom_uint(w, "resctrl_watch_lost_events_total", "counter",
+                              "Times the kernel dropped process events for the running watch", NULL,
+                              nv->watch.lost_events);
         for (size_t i = 0; r >= 0 && nv->abmc && i < nv->mbm_total.n; i++) {
                 char dom[16];
 

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "fsutil.h"
+#include "gc.h"
+#include "log.h"
+#include "macro.h"
+#include "members.h"
+#include "pod.h"
+#include "proc.h"
+#include "proc_events.h"
+#include "rdt.h"
+#include "statedir.h"
+#include "watch.h"
+#include "watch_state.h"
+
+/* How long the kernel may take to answer the subscription. */
+#define WATCH_ANSWER_MS 1000u
+/* How long a join waits for the pod's lock and then resctrl's: a pod busy
+ * for longer (a hook run) is left to the next pass. */
+#define WATCH_JOIN_WAIT_MS 500
+/* A connector socket that failed is opened again after this long. */
+#define WATCH_REOPEN_SEC 5
+/* watch.state is written at most this often while joins come in. */
+#define WATCH_STATE_EVERY_USEC 1000000
+/* Each kind of trouble is logged at most once in this long. */
+#define WATCH_LOG_EVERY_USEC (60 * 1000000LL)
+
+/* A monitored container's recorded cgroup (members.h), and whose it is. */
+struct watch_entry {
+        enum cgroup_kind kind;
+        char controller[16];
+        char *path;
+        char uid[POD_UID_LEN + 1];
+        char *member; /* the container's id */
+        char *ctrl;   /* the control group it runs in */
+};
+
+/* The kinds of trouble that are logged, each at most once a minute. */
+enum watch_trouble {
+        TROUBLE_CGROUP,    /* an exec'd process's cgroup cannot be read */
+        TROUBLE_JOIN,      /* a join failed */
+        TROUBLE_MALFORMED, /* a message of a size or kind not expected */
+        TROUBLE_LOST,      /* the kernel dropped events */
+        TROUBLE_SOCKET,    /* the socket failed */
+        TROUBLE_STATE,     /* a member file or watch.state cannot be read or written */
+        _TROUBLE_MAX,
+};
+
+struct watch {
+        const struct config *config;
+        unsigned interval;
+        int proc_fd;
+        struct pod_env env; /* open while a pass could open it */
+        struct cgroup_mounts mounts;
+        int events_fd;               /* the connector; -EBADF while closed */
+        bool events_usable;          /* false: the kernel will not send us events; passes only */
+        int64_t reopen_at;           /* now_usec() when a failed socket is opened again */
+        int inotify_fd;              /* on stateDir; -EBADF while it is not open */
+        struct watch_entry *entries; /* sorted by (kind, controller, path) */
+        size_t n_entries;
+        struct watch_state state;
+        bool state_dirty;
+        int64_t state_written_at;
+        int64_t logged_at[_TROUBLE_MAX];
+};
+
+/* Whether a trouble of that kind may be logged now: once a minute. */
+static bool trouble_due(struct watch *w, enum watch_trouble kind)
+{
+        int64_t now = now_usec();
+
+        if (w->logged_at[kind] != 0 && now - w->logged_at[kind] < WATCH_LOG_EVERY_USEC)
+                return false;
+        w->logged_at[kind] = now;
+        return true;
+}
+
+static int entry_compare(const void *a, const void *b)
+{
+        const struct watch_entry *x = a, *y = b;
+        int c;
+
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        c = strcmp(x->controller, y->controller);
+        return c != 0 ? c : strcmp(x->path, y->path);
+}
+
+static void entry_done(struct watch_entry *e)
+{
+        free(e->path);
+        free(e->member);
+        free(e->ctrl);
+}
+
+/* Forgets the entries of pod uid. */
+static void forget_pod(struct watch *w, const char *uid)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < w->n_entries; i++) {
+                if (strcmp(w->entries[i].uid, uid) == 0) {
+                        entry_done(&w->entries[i]);
+                        continue;
+                }
+                w->entries[kept++] = w->entries[i];
+        }
+        w->n_entries = kept;
+}
+
+static void forget_all(struct watch *w)
+{
+        for (size_t i = 0; i < w->n_entries; i++)
+                entry_done(&w->entries[i]);
+        free(TAKE_PTR(w->entries));
+        w->n_entries = 0;
+}
+
+/* Adds an entry for each monitored member of st with a recorded cgroup;
+ * members recorded by older versions, without one, are gc's. */
+static int add_members(struct watch *w, const char *uid, const struct pod_state *st)
+{
+        struct watch_entry *more;
+
+        more = reallocarray(w->entries, w->n_entries + st->n_members + 1, sizeof(*more));
+        if (!more)
+                return -ENOMEM;
+        w->entries = more;
+        for (size_t i = 0; i < st->n_members; i++) {
+                const struct member *m = &st->members[i];
+                struct watch_entry *e = &w->entries[w->n_entries];
+
+                if (!m->monitored || !m->has_cgroup)
+                        continue;
+                *e = (struct watch_entry){.kind = m->cgroup.kind};
+                (void) snprintf(e->controller, sizeof(e->controller), "%s", m->cgroup.controller);
+                (void) snprintf(e->uid, sizeof(e->uid), "%s", uid);
+                e->path = strdup(m->cgroup.path);
+                e->member = strdup(m->id);
+                e->ctrl = strdup(m->ctrl);
+                if (!e->path || !e->member || !e->ctrl) {
+                        entry_done(e);
+                        return -ENOMEM;
+                }
+                w->n_entries++;
+        }
+        return 0;
+}
+
+/* Reads pod uid's member file again (without the pod lock: a save replaces
+ * it by rename, so it is read whole). Pods of another pid namespace are
+ * left out: their pids mean nothing here. Not sorted yet. */
+static void load_pod(struct watch *w, const char *uid)
+{
+        struct pod_state st = {0};
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        forget_pod(w, uid);
+        r = pod_state_load(w->env.state_fd, uid, &st, &why);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                if (trouble_due(w, TROUBLE_STATE))
+                        log_warning("cannot read the state of pod %s (%s); its containers join at "
+                                    "gc's passes",
+                                    uid, why ? why : strerror(-r));
+                return;
+        }
+        if ((st.pid_ns == 0 || st.pid_ns == w->env.pid_ns) && add_members(w, uid, &st) < 0)
+                log_error("out of memory");
+        pod_state_done(&st);
+}
+
+static void sort_entries(struct watch *w)
+{
+        if (w->n_entries > 1)
+                qsort(w->entries, w->n_entries, sizeof(*w->entries), entry_compare);
+}
+
+/* Every member file of stateDir, read afresh. */
+static void load_all(struct watch *w)
+{
+        _cleanup_free_ struct statedir_pod *pods = NULL;
+        size_t n = 0;
+
+        forget_all(w);
+        if (w->env.state_fd < 0 || statedir_scan(w->env.state_fd, &pods, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (pods[i].members)
+                        load_pod(w, pods[i].uid);
+        sort_entries(w);
+}
+
+/* The entry whose cgroup is ref's or the nearest above it; NULL when none. */
+static const struct watch_entry *entry_above(const struct watch *w, const struct cgroup_ref *ref)
+{
+        struct watch_entry key = {.kind = ref->kind};
+        char path[CGROUP_PATH_MAX];
+        char *slash;
+
+        (void) snprintf(key.controller, sizeof(key.controller), "%s", ref->controller);
+        (void) snprintf(path, sizeof(path), "%s", ref->path);
+        key.path = path;
+        for (;;) {
+                const struct watch_entry *e = w->n_entries == 0
+                                                  ? NULL
+                                                  : bsearch(&key, w->entries, w->n_entries,
+                                                            sizeof(*w->entries), entry_compare);
+
+                if (e)
+                        return e;
+                slash = strrchr(path, '/');
+                if (!slash || slash == path) /* no container's cgroup is the root */
+                        return NULL;
+                *slash = '\0';
+        }
+}
+
+/* The entry of the container that process pid runs in: 1 with *ret, 0 when
+ * it is in none that is monitored, -errno when its cgroup cannot be read. */
+static int entry_of_process(struct watch *w, pid_t pid, const struct watch_entry **ret)
+{
+        for (size_t i = 0; i < w->n_entries; i++) {
+                const struct watch_entry *e = &w->entries[i];
+                struct cgroup_ref ref;
+                int r;
+
+                /* One look per hierarchy: the entries are sorted by it. */
+                if (i > 0 && e->kind == w->entries[i - 1].kind &&
+                    strcmp(e->controller, w->entries[i - 1].controller) == 0)
+                        continue;
+                r = cgroup_of_pid_in(w->proc_fd, &w->mounts, pid, e->kind, e->controller, &ref);
+                if (r == -ENOENT || r == -EXDEV) /* not in that hierarchy, or not in our view */
+                        continue;
+                if (r < 0)
+                        return r;
+                *ret = entry_above(w, &ref);
+                if (*ret)
+                        return 1;
+        }
+        return 0;
+}
+
+/* Is process pid in the pod's group already (as everything a container's
+ * processes fork is)? The kernel says so in /proc/<pid>/cpu_resctrl_groups
+ * where it has that file; elsewhere the group's tasks do. 1, 0, -errno. */
+static int in_pod_group(struct watch *w, const char *uid, const char *ctrl, pid_t pid)
+{
+        _cleanup_free_ char *task_ctrl = NULL, *task_mon = NULL;
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in = 0;
+        int r = rdt_task_mon_group(w->proc_fd, pid, &task_ctrl, &task_mon);
+
+        if (r == 0)
+                return task_mon && strcmp(task_mon, uid) == 0 && strcmp(task_ctrl, ctrl) == 0;
+        if (r != -ENOENT)
+                return r;
+        r = rdt_mon_group_tasks(w->env.root_fd, ctrl, uid, &in, &n_in);
+        if (r < 0)
+                return r;
+        return pid_list_has(in, n_in, pid);
+}
+
+/* Joins the container of entry e, as gc's pass would, under the pod lock
+ * and then the resctrl lock, each waited for briefly: every thread of its
+ * recorded cgroup that is not in the pod's group, the exec'd one and what
+ * it forked meanwhile (pod_member_join_cgroup, with its pid safety). The
+ * member must still be recorded and monitored. 0 with *ret_joined, -errno. */
+static int join_container(struct watch *w, const struct watch_entry *e, unsigned *ret_joined)
+{
+        struct pod_session s;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in = 0;
+        unsigned elsewhere = 0;
+        const struct member *m;
+        int r;
+
+        *ret_joined = 0;
+        w->env.deadline = now_usec() + (int64_t) WATCH_JOIN_WAIT_MS * 1000;
+        r = pod_session_lock(&w->env, e->uid, pod_env_wait_ms(&w->env), &s);
+        if (r < 0)
+                goto out;
+        r = pod_session_load(&s, &why);
+        m = r >= 0 && (s.st.pid_ns == 0 || s.st.pid_ns == w->env.pid_ns)
+                ? pod_state_find_member(&s.st, e->member)
+                : NULL;
+        if (m && m->monitored) {
+                r = pod_env_lock_resctrl(&w->env);
+                if (r >= 0) {
+                        /* A group that is gone is gc's to make again. */
+                        r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s.uid, &in, &n_in);
+                        if (r >= 0)
+                                r = pod_member_join_cgroup(&s, &w->mounts, m, in, n_in, ret_joined,
+                                                           &elsewhere);
+                        rdt_unlock(w->env.root_fd);
+                }
+        }
+        (void) pod_session_close(&s);
+out:
+        w->env.deadline = 0;
+        return r;
+}
+
+/* A process exec'd: if it runs in a monitored container and is not in its
+ * pod's group, its container joins. */
+static void on_exec(struct watch *w, pid_t pid)
+{
+        const struct watch_entry *e;
+        unsigned joined;
+        int r = entry_of_process(w, pid, &e);
+
+        if (r == -ESRCH || r == 0) /* gone already, or none of ours */
+                return;
+        if (r < 0) {
+                if (trouble_due(w, TROUBLE_CGROUP))
+                        log_warning_errno(r,
+                                          "cannot read the cgroup of exec'd process %d; "
+                                          "such processes join at gc's passes",
+                                          pid);
+                return;
+        }
+        r = in_pod_group(w, e->uid, e->ctrl, pid);
+        if (r < 0 && r != -ESRCH && r != -ENOENT && trouble_due(w, TROUBLE_JOIN))
+                log_warning_errno(r,
+                                  "cannot tell whether exec'd process %d is in the group of "
+                                  "pod %s",
+                                  pid, e->uid);
+        if (r != 0) /* in it, gone, or the group is gone (gc makes it again) */
+                return;
+        r = join_container(w, e, &joined);
+        if (r < 0 && r != -ETIMEDOUT && trouble_due(w, TROUBLE_JOIN))
+                log_warning_errno(r, "cannot join exec'd process %d to the group of pod %s", pid,
+                                  e->uid);
+        if (joined == 0)
+                return;
+        log_debug("joined %u threads of container %s to the group of pod %s at an exec", joined,
+                  e->member, e->uid);
+        w->state.joins_watch += joined;
+        w->state_dirty = true;
+}
+
+/* Reads what the connector has queued: each exec handled; lost events
+ * make the next pass come now (*ret_pass_now); a socket that failed is
+ * closed, to be opened again. */
+static void read_events(struct watch *w, bool *ret_pass_now)
+{
+        struct proc_events_batch b;
+        int r;
+
+        while ((r = proc_events_read(w->events_fd, &b)) > 0) {
+                for (size_t i = 0; i < b.n_exec; i++)
+                        on_exec(w, b.exec[i]);
+                if (b.malformed > 0 && trouble_due(w, TROUBLE_MALFORMED))
+                        log_warning("skipped %u process event messages of a size or kind not "
+                                    "expected",
+                                    b.malformed);
+        }
+        if (r == -ENOBUFS) {
+                /* Some execs went unseen: a pass joins what they brought. */
+                w->state.lost_events++;
+                w->state_dirty = true;
+                *ret_pass_now = true;
+                if (trouble_due(w, TROUBLE_LOST))
+                        log_warning("the kernel dropped process events (ENOBUFS); a gc pass "
+                                    "joins what they missed");
+                return;
+        }
+        if (r < 0) {
+                if (trouble_due(w, TROUBLE_SOCKET))
+                        log_warning_errno(r,
+                                          "process events socket failed; opening it again in "
+                                          "%d s, gc's passes meanwhile",
+                                          WATCH_REOPEN_SEC);
+                w->events_fd = safe_close(w->events_fd);
+                w->reopen_at = now_usec() + WATCH_REOPEN_SEC * 1000000LL;
+                *ret_pass_now = true;
+        }
+}
+
+/* Opens the connector. The first failure says why once; where the kernel
+ * will not send events, watch is gc --interval from then on. */
+static void open_events(struct watch *w, bool first)
+{
+        int r = proc_events_open(WATCH_ANSWER_MS, &w->events_fd);
+
+        if (r >= 0) {
+                w->state.events = true;
+                w->state_dirty = true;
+                if (!first)
+                        log_info("process events socket open again");
+                return;
+        }
+        w->state.events = false;
+        w->state_dirty = true;
+        if (first || r == -EPERM || r == -EPROTONOSUPPORT || r == -ETIMEDOUT) {
+                w->events_usable = false;
+                log_warning_errno(r,
+                                  "cannot receive the kernel's process events (it needs "
+                                  "CAP_NET_ADMIN and the host's pid and network namespaces); "
+                                  "exec'd processes join at gc's passes, every %u s",
+                                  w->interval);
+                return;
+        }
+        w->reopen_at = now_usec() + WATCH_REOPEN_SEC * 1000000LL;
+}
+
+/* Reads what inotify says about stateDir: a member file replaced or
+ * removed is read again; an overflow reads them all. */
+static void read_state_changes(struct watch *w)
+{
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool changed = false;
+        ssize_t n;
+
+        while ((n = read(w->inotify_fd, buf, sizeof(buf))) > 0) {
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *) p;
+                        char uid[POD_UID_LEN + 1];
+                        enum statedir_file kind;
+
+                        p += sizeof(*ev) + ev->len;
+                        if (ev->mask & IN_Q_OVERFLOW) {
+                                load_all(w);
+                                return;
+                        }
+                        if (ev->len == 0 || !statedir_parse_name(ev->name, uid, &kind) ||
+                            kind != STATEDIR_MEMBERS)
+                                continue;
+                        load_pod(w, uid);
+                        changed = true;
+                }
+        }
+        if (changed)
+                sort_entries(w);
+}
+
+/* stateDir, as the pass opened it: watched for member files that change. */
+static void watch_state_dir(struct watch *w)
+{
+        char path[64];
+
+        w->inotify_fd = safe_close(w->inotify_fd);
+        if (w->env.state_fd < 0)
+                return;
+        w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", w->env.state_fd);
+        if (w->inotify_fd < 0 || inotify_add_watch(w->inotify_fd, path,
+                                                   IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE |
+                                                       IN_DELETE | IN_ONLYDIR) < 0) {
+                log_warning("cannot watch state directory '%s' (%m): its changes are read at "
+                            "gc's passes",
+                            w->config->state_dir);
+                w->inotify_fd = safe_close(w->inotify_fd);
+        }
+}
+
+/* A gc pass; then the handles watch keeps are those of this pass, and the
+ * member files are read afresh. */
+static void pass(struct watch *w)
+{
+        unsigned joined = 0;
+
+        if (gc_pass_once(w->config, w->proc_fd, &joined) >= 0) {
+                w->state.passes++;
+                w->state.joins_gc += joined;
+                w->state_dirty = true;
+        }
+        pod_env_close(&w->env);
+        cgroup_mounts_close(&w->mounts);
+        (void) pod_env_open(w->config, w->proc_fd, &w->env); /* logged */
+        if (cgroup_mounts_open(w->proc_fd, &w->mounts) < 0 && trouble_due(w, TROUBLE_CGROUP))
+                log_warning("cannot read the cgroup mounts: exec'd processes join at gc's "
+                            "passes");
+        watch_state_dir(w);
+        load_all(w);
+}
+
+/* watch.state, when it changed and at most once a second. */
+static void save_state(struct watch *w, bool now)
+{
+        int r;
+
+        if (!w->state_dirty || w->env.state_fd < 0 ||
+            (!now && now_usec() - w->state_written_at < WATCH_STATE_EVERY_USEC))
+                return;
+        r = watch_state_save(w->env.state_fd, &w->state);
+        if (r < 0 && trouble_due(w, TROUBLE_STATE))
+                log_warning_errno(r, "cannot write %s in '%s'", STATEDIR_WATCH_STATE,
+                                  w->config->state_dir);
+        w->state_dirty = false;
+        w->state_written_at = now_usec();
+}
+
+/* Milliseconds until the first of: the next pass, a socket's reopening, a
+ * pending write of watch.state. */
+static int poll_timeout(const struct watch *w, int64_t next_pass)
+{
+        int64_t now = now_usec(), until = next_pass;
+
+        if (w->events_usable && w->events_fd < 0 && w->reopen_at < until)
+                until = w->reopen_at;
+        if (w->state_dirty && w->state_written_at + WATCH_STATE_EVERY_USEC < until)
+                until = w->state_written_at + WATCH_STATE_EVERY_USEC;
+        return until <= now ? 0 : (int) ((until - now + 999) / 1000);
+}
+
+__attribute__((noreturn)) static void run(struct watch *w)
+{
+        int64_t next_pass = 0;
+
+        open_events(w, true);
+        for (;;) {
+                struct pollfd fds[] = {{.fd = w->inotify_fd, .events = POLLIN},
+                                       {.fd = w->events_fd, .events = POLLIN}};
+                bool pass_now = false;
+
+                if (now_usec() >= next_pass) {
+                        pass(w);
+                        next_pass = now_usec() + (int64_t) w->interval * 1000000;
+                        save_state(w, true);
+                }
+                if (poll(fds, ELEMENTSOF(fds), poll_timeout(w, next_pass)) < 0 && errno != EINTR)
+                        log_warning("poll: %m");
+                /* Member files first: a container recorded before its exec is known then. */
+                if (fds[0].revents)
+                        read_state_changes(w);
+                if (fds[1].revents)
+                        read_events(w, &pass_now);
+                if (w->events_usable && w->events_fd < 0 && now_usec() >= w->reopen_at)
+                        open_events(w, false);
+                if (pass_now)
+                        next_pass = 0;
+                save_state(w, false);
+        }
+}
+
+static void help(void)
+{
+        printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] watch [OPTIONS]\n"
+               "\n"
+               "Runs a gc pass every interval and, between passes, joins each process a\n"
+               "runtime execs into a monitored container (kubectl exec, exec probes) to its\n"
+               "pod's group within milliseconds, from the kernel's process events. Runs in\n"
+               "the foreground until killed.\n"
+               "\n"
+               "Options:\n"
+               "  -i, --interval SECONDS    seconds between gc passes (default 60)\n"
+               "  -h, --help                show this help\n");
+}
+
+/* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
+static int parse_watch_args(int argc, char **argv, unsigned *ret_interval)
+{
+        static const struct option options[] = {
+            {"interval", required_argument, NULL, 'i'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
+        };
+        int c;
+
+        *ret_interval = 60;
+        optind = 0; /* GNU getopt: start over on this argv */
+        while ((c = getopt_long(argc, argv, "+i:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'i':
+                        if (gc_parse_interval(optarg, ret_interval) < 0) {
+                                log_error("--interval takes seconds in [1, %u], not '%s'",
+                                          GC_INTERVAL_MAX, optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind != argc) {
+                log_error("unexpected argument '%s' (see watch --help)", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int watch_main(const struct command_ctx *ctx, int argc, char **argv)
+{
+        _cleanup_(config_done) struct config config = {0};
+        _cleanup_close_ int proc_fd = -EBADF;
+        struct watch w = {
+            .config = &config,
+            .env = POD_ENV_INIT,
+            .mounts = CGROUP_MOUNTS_INIT,
+            .events_fd = -EBADF,
+            .events_usable = true,
+            .inotify_fd = -EBADF,
+        };
+        int r = parse_watch_args(argc, argv, &w.interval);
+
+        if (r <= 0)
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
+        if (config_init(&config) < 0 || command_load_config(ctx, &config) < 0) {
+                log_error("out of memory");
+                return COMMAND_FAILED;
+        }
+        r = proc_open(&proc_fd);
+        if (r < 0) {
+                log_error_errno(r, "cannot open /proc");
+                return COMMAND_FAILED;
+        }
+        w.proc_fd = proc_fd;
+        w.state.pid = getpid();
+        r = proc_start_time(proc_fd, w.state.pid, &w.state.start_time);
+        if (r < 0) {
+                log_error_errno(r, "cannot read this process's start time");
+                return COMMAND_FAILED;
+        }
+        run(&w);
+}

@@ -1,0 +1,239 @@
+#!/bin/bash
+# watch on the resctrlfs emulator with real cgroups and the kernel's process
+# events: processes exec'd into a container's cgroup join the pod's group
+# with no gc pass in between; what watch must leave alone, it does.
+#   test_watch.sh HOOK RESCTRLFS
+set -u
+
+# shellcheck source=../lib/harness.sh
+. "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
+harness_init "$1" "$2" watch
+
+G1=$MNT/mon_groups/$UID1
+G2=$MNT/mon_groups/$UID2
+WOUT=$WORK/watch.out
+WERR=$WORK/watch.err
+WATCH=
+
+# Starts watch in the background (COMMAND... runs it: unshare -n), its
+# actions in $WOUT, its log in $WERR; waits until its first pass is written.
+start_watch() { # INTERVAL [COMMAND...]
+        local interval=$1
+        shift
+        : >"$WOUT"
+        : >"$WERR"
+        rm -f "$STATE/watch.state"
+        "$@" "$HOOK" --config "$CONFIG" watch --interval "$interval" >"$WOUT" 2>"$WERR" &
+        WATCH=$!
+        for _ in $(seq 100); do
+                [ "$(watch_says .passes)" = 1 ] && return 0
+                sleep 0.05
+        done
+        echo "watch did not write its first pass" >&2
+        return 1
+}
+stop_watch() { kill -KILL "$WATCH" 2>/dev/null; wait "$WATCH" 2>/dev/null; WATCH=; }
+watch_says() { jq -r "$1" "$STATE/watch.state" 2>/dev/null; } # JQ
+
+# Runs COMMAND... as a runtime's exec does: forked outside the container,
+# the child joins the container's cgroup, then execs. Its pid in $XPID.
+exec_into() { # CGROUP COMMAND...
+        sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@" </dev/null &
+        XPID=$!
+}
+
+# Waits up to 3 s for task PID in GROUP: how fast is the benchmark's to say.
+joins() { # GROUP PID
+        for _ in $(seq 300); do
+                has_task "$1" "$2" && return 0
+                sleep 0.01
+        done
+        return 1
+}
+
+# A container c1 of pod UID1 in cgroup $root/c1 (KIND's hierarchy), its
+# init $p1, recorded before watch starts.
+setup_pod() { # KIND
+        root=$(private_cgroup "$1") || return 1
+        mount_emulator
+        write_config
+        mkdir "$root/c1"
+        sleeper p1
+        echo "$p1" >"$root/c1/cgroup.procs"
+        create c1 "$p1" "$UID1"
+}
+
+# Watch stopped, the container's processes killed, its cgroup removed.
+teardown_pod() {
+        stop_watch
+        remove_cgroup_tree "$root/c1"
+        wait "$p1" 2>/dev/null
+}
+jqe() { jq -e "$@" >/dev/null; }
+
+test_exec_joins() { # KIND
+        local kind=$1 child
+        setup_pod "$kind" || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        check "$kind: watch starts" start_watch 3600
+        check "$kind: with the kernel's process events" [ "$(watch_says .events)" = true ]
+        exec_into "$root/c1" sleep 1000
+        check "$kind: an exec'd process joins" joins "$G1" "$XPID"
+        check "$kind: with no gc pass in between" [ "$(watch_says .passes)" = 1 ]
+        # What the exec'd process forked before it was joined comes with it.
+        exec_into "$root/c1" sh -c 'sleep 1000 & echo $! >"$0"; exec sleep 1000' "$WORK/child"
+        check "$kind: a second one joins" joins "$G1" "$XPID"
+        child=$(cat "$WORK/child")
+        check "$kind: and what it forked first" joins "$G1" "$child"
+        sleep 1.2 # watch.state is written at most once a second
+        check "$kind: counted as joined by watch" [ "$(watch_says .joins.watch)" -ge 2 ]
+        check "$kind: none by gc" [ "$(watch_says .joins.gc)" = 0 ]
+        check "$kind: nothing logged" [ ! -s "$WERR" ]
+        teardown_pod
+}
+test_exec_joins_v2() { test_exec_joins v2; }
+test_exec_joins_v1() { test_exec_joins v1; }
+
+# A pod recorded, and a container dropped, while watch runs: the member
+# files are read again as they change.
+test_state_changes() {
+        local cg2
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        cg2=$root/c2
+        mkdir "$cg2"
+        sleeper p2
+        echo "$p2" >"$cg2/cgroup.procs"
+        create c2 "$p2" "$UID2"
+        exec_into "$cg2" sleep 1000
+        check "a pod recorded after watch started: its exec joins" joins "$G2" "$XPID"
+        poststop c1 "$UID1"
+        check "c1 dropped" [ -z "$(member_ids "$UID1")" ]
+        exec_into "$root/c1" sleep 1000
+        sleep 0.5
+        check "an exec into a dropped container's cgroup is left alone" not_in_any "$XPID"
+        check "no gc pass" [ "$(watch_says .passes)" = 1 ]
+        remove_cgroup_tree "$cg2"
+        teardown_pod
+}
+not_in_any() { ! grep -qx "$1" "$MNT"/mon_groups/*/tasks 2>/dev/null; }
+
+# Exec'd processes that live 200 ms: each sees itself in the group before
+# it exits. Then many that exit at once: no wrong write, nothing logged.
+test_short_lived() {
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        : >"$WORK/short"
+        for _ in $(seq 10); do
+                exec_into "$root/c1" sh -c 'sleep 0.2; grep -qx $$ "$0/tasks" && echo in >>"$1"' \
+                        "$G1" "$WORK/short"
+                wait "$XPID"
+        done
+        check "10 of 10 short-lived processes in the group before they exit" \
+                [ "$(grep -c in "$WORK/short")" = 10 ]
+        local quick=()
+        for _ in $(seq 50); do
+                exec_into "$root/c1" true
+                quick+=("$XPID")
+        done
+        wait "${quick[@]}"
+        sleep 0.5
+        check "processes that exit before the write: only live ones in the group" \
+                [ "$(tasks_of "$G1")" = "$p1 " ]
+        check "watch still runs" kill -0 "$WATCH"
+        check "nothing logged" [ ! -s "$WERR" ]
+        teardown_pod
+}
+
+# A flood of unrelated execs (the socket filter drops forks and exits in
+# the kernel): an exec into the container still joins.
+test_unrelated_execs() {
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        for _ in $(seq 2000); do /bin/true; done
+        exec_into "$root/c1" sleep 1000
+        check "after 2000 unrelated execs, an exec'd process joins" joins "$G1" "$XPID"
+        check "no gc pass" [ "$(watch_says .passes)" = 1 ]
+        teardown_pod
+}
+
+# SIGKILL at any point of a join loses nothing: gc then completes it, and
+# the pod's state stays whole.
+test_killed() {
+        local delay
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        for delay in 0 0.001 0.003 0.01 0.03; do
+                start_watch 3600 || break
+                exec_into "$root/c1" sleep 1000
+                sleep "$delay"
+                stop_watch
+                gc >/dev/null
+                check "killed $delay s after an exec: in the group after gc" has_task "$G1" "$XPID"
+                check "killed $delay s after an exec: the member file whole" \
+                        jqe '.members | length == 1' "$STATE/$UID1.members"
+                check "killed $delay s after an exec: no temp file" no_temp_files
+        done
+        teardown_pod
+}
+
+# Where the kernel will not send process events (another network namespace
+# here), watch says so once and joins at its gc passes.
+test_no_events() {
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts in another network namespace" start_watch 1 unshare -n
+        check "says it has no process events" [ "$(watch_says .events)" = false ]
+        exec_into "$root/c1" sleep 1000
+        check "an exec'd process joins at a pass" joins "$G1" "$XPID"
+        sleep 1.5
+        check "counted as joined by gc" [ "$(watch_says .joins.gc)" -ge 1 ]
+        check "said once" [ "$(grep -c "cannot receive the kernel's process events" "$WERR")" = 1 ]
+        check "check's watch row warns" sh -c \
+                "'$HOOK' --config '$CONFIG' check --only watch | grep -q '^warn.*without the kernel'"
+        teardown_pod
+}
+
+# What status, Prometheus and check say of a watch that runs, then of none.
+test_reported() {
+        local json
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        exec_into "$root/c1" sleep 1000
+        joins "$G1" "$XPID"
+        sleep 1.2
+        json=$("$HOOK" --config "$CONFIG" status --json)
+        check "status --json: the running watch and its joins" \
+                jqe --argjson pid "$WATCH" '.node.watch | .pid == $pid and .events and .joins.watch == 1' \
+                <<<"$json"
+        check "Prometheus: watch runs" sh -c \
+                "'$HOOK' --config '$CONFIG' status --prometheus | grep -qx 'resctrl_watch_running 1'"
+        check "Prometheus: its joins" sh -c \
+                "'$HOOK' --config '$CONFIG' status --prometheus | grep -qx 'resctrl_joins_total{by=\"watch\"} 1'"
+        check "check: watch runs" sh -c "'$HOOK' --config '$CONFIG' check --only watch | grep -q '^ok'"
+        stop_watch
+        check "status: a killed watch is not running" sh -c \
+                "'$HOOK' --config '$CONFIG' status | grep -qx 'watch: not running'"
+        check "Prometheus: none runs" sh -c \
+                "'$HOOK' --config '$CONFIG' status --prometheus | grep -qx 'resctrl_watch_running 0'"
+        check "check: warns" sh -c "'$HOOK' --config '$CONFIG' check --only watch | grep -q '^warn'"
+        teardown_pod
+}
+
+test_usage() {
+        local out
+        mount_emulator
+        write_config
+        out=$("$HOOK" --config "$CONFIG" watch --interval 0 2>&1)
+        check "--interval 0: usage error" [ $? = 2 ]
+        check "--interval 0: one line" [ "$(printf '%s\n' "$out" | wc -l)" = 1 ]
+        "$HOOK" --config "$CONFIG" watch extra 2>/dev/null
+        check "an extra argument: usage error" [ $? = 2 ]
+        check "--help" sh -c "'$HOOK' watch --help | grep -q interval"
+}
+
+for t in ${TESTS:-test_exec_joins_v2 test_exec_joins_v1 test_state_changes test_short_lived \
+        test_unrelated_execs test_killed test_no_events test_reported test_usage}; do
+        : >"$LOG"
+        echo "== $t"
+        $t
+done
+
+harness_done
