@@ -2,10 +2,10 @@
 /* The kernel's process events, from the netlink proc connector: which
  * process just exec'd. A socket filter passes only exec events (and the
  * answer to the subscription), so unrelated forks and exits never wake the
- * reader. The kernel takes a subscription only from a process with
- * CAP_NET_ADMIN in the initial user, pid and network namespaces; its
- * events name processes by their pids in the initial pid namespace. Never
- * log. */
+ * reader. The kernel takes a subscription only from a process in the
+ * initial user, pid and network namespaces, and before Linux 6.6 only with
+ * CAP_NET_ADMIN; its events name processes by their pids in the initial pid
+ * namespace. Never log. */
 #pragma once
 
 #include <stddef.h>

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The DaemonSet's container: installs the hook onto the node, registers it
-# once it can work there, adopts the pods already running, and runs gc:
+# once it can work there, adopts the pods already running, and runs watch
+# (gc's passes every RMH_GC_INTERVAL, exec'd processes joined at once):
 #   entrypoint.sh              all of that, until SIGTERM
 #   entrypoint.sh ready        the readiness probe: exit 0 once registered and
 #                              able to see the node (node_problems); else
@@ -37,8 +38,8 @@ state_dir=${RMH_STATE_DIR:-/run/resctrl-mon-hook}
 interval=${RMH_GC_INTERVAL:-60}
 retry=${RMH_RETRY_SECONDS:-10}
 stages="createRuntime poststop"
-gc_pid=""
 watch_pid=""
+readiness_pid=""
 
 say() {
         printf 'resctrl-mon-hook-installer: %s\n' "$*" >&2
@@ -150,10 +151,10 @@ wait_until_usable() {
 
 # What keeps the pod not ready (ready below), said once each time it changes,
 # so that the log tells what the probe's events do; every RMH_RETRY_SECONDS
-# while gc runs, the first time too. In the background: the main shell waits
-# for gc alone, so that no pid it signals can be one reaped already (the
-# container shares the node's PID namespace: a reused pid is any process).
-watch_node() {
+# while watch runs, the first time too. In the background: the main shell
+# waits for watch alone, so that no pid it signals can be one reaped already
+# (the container shares the node's PID namespace: a reused pid is any process).
+tell_readiness() {
         said=unsaid
         while :; do
                 why=$(node_problems)
@@ -173,9 +174,9 @@ watch_node() {
 # shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
-        [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null
-        [ -z "$gc_pid" ] || kill -TERM "$gc_pid" 2>/dev/null
-        [ -z "$gc_pid" ] || wait "$gc_pid"
+        [ -z "$readiness_pid" ] || kill "$readiness_pid" 2>/dev/null
+        [ -z "$watch_pid" ] || kill -TERM "$watch_pid" 2>/dev/null
+        [ -z "$watch_pid" ] || wait "$watch_pid"
         say "stopped; the hook stays registered (entrypoint.sh uninstall removes it)"
         exit 0
 }
@@ -231,13 +232,13 @@ say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 # Pods that started before the hooks were registered get their groups now;
 # a failure here leaves them to a later restart of this pod, not the node.
 "$bin" --config "$config" adopt || say "adopt exited with status $?"
-"$bin" --config "$config" gc --interval "$interval" &
-gc_pid=$!
-watch_node &
+"$bin" --config "$config" watch --interval "$interval" &
 watch_pid=$!
-wait "$gc_pid"
+tell_readiness &
+readiness_pid=$!
+wait "$watch_pid"
 rc=$?
-kill "$watch_pid" 2>/dev/null
-# The hooks stay registered: they work without gc, and the restarted pod reinstalls.
-say "gc exited with status $rc"
+kill "$readiness_pid" 2>/dev/null
+# The hooks stay registered: they work without watch, and the restarted pod reinstalls.
+say "watch exited with status $rc"
 exit "$rc"

@@ -397,7 +397,8 @@ static void check_watch(struct checker *k)
                     "when gc runs");
         else if (!ws.events)
                 add(k, "watch", LEVEL_WARN,
-                    "give it CAP_NET_ADMIN in the host's pid and network namespaces",
+                    "run it in the host's pid, user and network namespaces, with CAP_NET_ADMIN "
+                    "(Linux before 6.6 wants it)",
                     "watch runs (pid %d) without the kernel's process events: exec'd processes "
                     "join at its gc passes only",
                     (int) ws.pid);

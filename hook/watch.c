@@ -407,9 +407,10 @@ static void open_events(struct watch *w, bool first)
         if (first || r == -EPERM || r == -EPROTONOSUPPORT || r == -ETIMEDOUT) {
                 w->events_usable = false;
                 log_warning_errno(r,
-                                  "cannot receive the kernel's process events (it needs "
-                                  "CAP_NET_ADMIN and the host's pid and network namespaces); "
-                                  "exec'd processes join at gc's passes, every %u s",
+                                  "cannot receive the kernel's process events (they need the "
+                                  "host's pid, user and network namespaces, and before Linux "
+                                  "6.6 CAP_NET_ADMIN); exec'd processes join at gc's passes, "
+                                  "every %u s",
                                   w->interval);
                 return;
         }

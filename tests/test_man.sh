@@ -41,7 +41,7 @@ options=$(options_of "$top/hook/main.c")
 for option in $options; do
         printf '%s\n' "$text" | grep -qF -- "--$option" || fail "the man page does not name --$option"
 done
-for name in gc adopt check status; do
+for name in gc adopt check status watch; do
         help=$("$hook" "$name" --help 2>&1) || fail "$name --help exits $?"
         printf '%s\n' "$help" | grep -q "^Usage: .* $name" || fail "$name --help shows no usage: $help"
         [ "$("$hook" "$name" -h 2>&1)" = "$help" ] || fail "$name -h is not --help"
@@ -54,7 +54,7 @@ for name in gc adopt check status; do
                         fail "the man page does not name $name's --$option"
         done
 done
-for word in createRuntime prestart poststop gc check status "EXIT STATUS" FILES hooks.d \
+for word in createRuntime prestart poststop gc check status watch "EXIT STATUS" FILES hooks.d \
         /usr/share/containers/oci/hooks.d /etc/resctrl-mon-hook/config.yaml; do
         printf '%s\n' "$text" | grep -qF -- "$word" || fail "the man page does not mention '$word'"
 done

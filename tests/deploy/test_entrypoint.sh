@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # deploy/entrypoint.sh with temporary directories standing in for the DaemonSet's
-# hostPaths and a stub standing in for the hook's gc:
+# hostPaths and a stub standing in for the hook's watch:
 #   test_entrypoint.sh SOURCE_DIR BUILD_HOOKS_D
 # BUILD_HOOKS_D holds the hooks.d files CMake renders: the entrypoint must install
 # files of the same names. strace records the order of the renames.
@@ -24,7 +24,7 @@ command -v strace >/dev/null 2>&1 || { say "SKIP: strace is not installed"; exit
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-entry.XXXXXX") || fail "mktemp"
 cleanup() {
         rc=$?
-        for f in "$tmp"/run*/entry.pid "$tmp"/run*/gc.pid; do
+        for f in "$tmp"/run*/entry.pid "$tmp"/run*/watch.pid; do
                 [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
         done
         rm -rf "$tmp"
@@ -42,7 +42,7 @@ printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 # those two rows as the hook does, node-cgroups failing while $tmp/hidden
 # exists (no host cgroup mount), or fails as a hook without --only does while
 # $tmp/old exists; adopt records that it ran (after the hooks were
-# registered) and returns; gc records who ran it and with what, then waits to
+# registered) and returns; watch records who ran it and with what, then waits to
 # be killed.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
@@ -71,11 +71,11 @@ if [ "$3" = adopt ]; then
         ls "$RUN/../node/hooks.d" >"$RUN/adopt.saw"
         exit 0
 fi
-[ ! -e "$RUN/../gc-fails" ] || exit 3
+[ ! -e "$RUN/../watch-fails" ] || exit 3
 echo "$PPID" >"$RUN/entry.pid"
-printf '%s\n' "$@" >"$RUN/gc.args.tmp"
-mv "$RUN/gc.args.tmp" "$RUN/gc.args"
-echo "$$" >"$RUN/gc.pid"
+printf '%s\n' "$@" >"$RUN/watch.args.tmp"
+mv "$RUN/watch.args.tmp" "$RUN/watch.args"
+echo "$$" >"$RUN/watch.pid"
 exec sleep 1000
 EOF
 chmod 0755 "$tmp/image/resctrl-mon-hook"
@@ -97,13 +97,13 @@ run_entry() {
                 -o "$run/trace" sh "$entry" </dev/null >"$run/out" 2>&1 &
         trace_pid=$!
         i=0
-        until [ -f "$run/gc.args" ] && [ -f "$run/gc.pid" ]; do
+        until [ -f "$run/watch.args" ] && [ -f "$run/watch.pid" ]; do
                 if ! kill -0 "$trace_pid" 2>/dev/null; then
                         cat "$run/out" >&2
-                        fail "the entrypoint exited before starting gc"
+                        fail "the entrypoint exited before starting watch"
                 fi
                 i=$((i + 1))
-                [ "$i" -le 200 ] || fail "gc did not start within 20 s"
+                [ "$i" -le 200 ] || fail "watch did not start within 20 s"
                 sleep 0.1
         done
 }
@@ -144,14 +144,14 @@ check_installed() {
         done
         ! grep -q "open[a-z]*(.*\"$tmp/node/install/resctrl-mon-hook\".*O_CREAT" "$run/trace" ||
                 fail "the binary was written in place (a running hook would see it change)"
-        [ "$(cat "$run/gc.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" gc --interval 60)" ] ||
-                fail "gc ran with [$(tr "\n" " " <"$run/gc.args")]"
-        # adopt ran before gc, once both hooks were registered: nothing falls between.
+        [ "$(cat "$run/watch.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" watch --interval 60)" ] ||
+                fail "watch ran with [$(tr "\n" " " <"$run/watch.args")]"
+        # adopt ran before watch, once both hooks were registered: nothing falls between.
         [ "$(wc -l <"$run/adopt.saw" 2>/dev/null)" -eq 2 ] ||
                 fail "adopt did not run after the hooks were registered"
 }
 
-# stop_entry: SIGTERM to the entrypoint; it must exit 0, having stopped gc,
+# stop_entry: SIGTERM to the entrypoint; it must exit 0, having stopped watch,
 # and leave the hook registered, with its binary and config.
 stop_entry() {
         kill -TERM "$(cat "$run/entry.pid")" || fail "kill the entrypoint"
@@ -163,8 +163,8 @@ stop_entry() {
         entry sh "$entry" ready || fail "not ready after SIGTERM"
         [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "the binary was removed on SIGTERM"
         [ -f "$tmp/node/install/config.yaml" ] || fail "the config was removed on SIGTERM"
-        ! kill -0 "$(cat "$run/gc.pid")" 2>/dev/null || fail "gc still runs after SIGTERM"
-        rm -f "$run/entry.pid" "$run/gc.pid"
+        ! kill -0 "$(cat "$run/watch.pid")" 2>/dev/null || fail "watch still runs after SIGTERM"
+        rm -f "$run/entry.pid" "$run/watch.pid"
 }
 
 # wait_log PATTERN: until the entrypoint's log ($run/out) has a line matching it, 5 s at most.
@@ -242,14 +242,14 @@ printf '%s\n' "$out" | grep -q "not registered" || fail "ready does not say why:
 say "-- resctrl mounted: registered within a retry, ready"
 touch "$tmp/usable"
 i=0
-until [ -f "$run/gc.pid" ]; do
+until [ -f "$run/watch.pid" ]; do
         i=$((i + 1))
         [ "$i" -le 30 ] || fail "not registered within 3 s of resctrl appearing: $(cat "$run/out")"
         sleep 0.1
 done
 entry sh "$entry" ready || fail "not ready once registered"
 kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
-rm -f "$run/gc.pid" "$run/entry.pid"
+rm -f "$run/watch.pid" "$run/entry.pid"
 
 say "-- uninstall: the registration goes, the binary stays"
 entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$run/out")"
@@ -257,23 +257,23 @@ entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$
 [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "uninstall removed the binary"
 ! entry sh "$entry" ready >/dev/null || fail "ready after uninstall"
 
-say "-- gc exits: so does the entrypoint, with its status, within a retry"
+say "-- watch exits: so does the entrypoint, with its status, within a retry"
 run=$tmp/run5
 mkdir -p "$run"
-touch "$tmp/gc-fails"
+touch "$tmp/watch-fails"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
 i=0
 while kill -0 "$entry_pid" 2>/dev/null; do
         i=$((i + 1))
-        [ "$i" -le 50 ] || { kill "$entry_pid"; fail "still runs 5 s after gc exited: $(cat "$run/out")"; }
+        [ "$i" -le 50 ] || { kill "$entry_pid"; fail "still runs 5 s after watch exited: $(cat "$run/out")"; }
         sleep 0.1
 done
 wait "$entry_pid"
 rc=$?
-[ "$rc" -eq 3 ] && grep -q "gc exited with status 3" "$run/out" ||
-        fail "exited $rc, not gc's 3: $(cat "$run/out")"
-rm "$tmp/gc-fails"
+[ "$rc" -eq 3 ] && grep -q "watch exited with status 3" "$run/out" ||
+        fail "exited $rc, not watch's 3: $(cat "$run/out")"
+rm "$tmp/watch-fails"
 entry sh "$entry" uninstall >/dev/null 2>&1 || fail "uninstall"
 
 say "-- refuses to register anything without the binary in the image"

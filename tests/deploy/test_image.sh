@@ -729,6 +729,12 @@ pod_cgroup_remove() {
         done
 }
 
+# Has the DaemonSet's watch, with the kernel's process events, joined a
+# process at its exec (watch.state in the node's stateDir NODE)?
+watch_joined() { # NODE
+        jq -e '.events and .joins.watch > 0' "$1/run/resctrl-mon-hook/watch.state" >/dev/null 2>&1
+}
+
 group() { # VIEW UID
         echo "$tmp/$1/node/sys/fs/resctrl/mon_groups/$2"
 }
@@ -880,7 +886,7 @@ run_view() {
         in_group "$v" "$uid2" "$p2_early" ||
                 fail "[$v] the containerd pod's early container ($p2_early) is not in $(group "$v" "$uid2")/tasks"
 
-        step "[$v] c) a container with the registered hooks, and a process exec'd into it"
+        step "[$v] c) a container with the registered hooks, and a process exec'd into it, joined by watch at its exec"
         ctr_start "$v" crio "$cg_prefix-p1-web" "$uid1" ctr
         p=$ctr_pid
         in_group "$v" "$uid1" "$p" || fail "[$v] createRuntime did not put $cg_prefix-p1-web ($p) in its pod's group"
@@ -889,6 +895,8 @@ run_view() {
         e=$(cat "$tmp/$v/exec1.pid" 2>/dev/null)
         wait_for $((gc_interval + 3)) in_group "$v" "$uid1" "$e" ||
                 fail "[$v] the exec'd process $e did not join $(group "$v" "$uid1") within a gc pass (${gc_interval}s); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
+        wait_for 3 watch_joined "$n" ||
+                fail "[$v] watch joined nothing at an exec: $(cat "$n/run/resctrl-mon-hook/watch.state" 2>&1)"
 
         step "[$v] e) the same in the containerd pod"
         ctr_start "$v" containerd "$cg_prefix-p2-web" "$uid2" ctr

@@ -154,6 +154,7 @@ e2e_cleanup() {
         trap - EXIT HUP INT TERM
         [ -n "${e2e_tmp:-}" ] && [ -d "$e2e_tmp" ] || exit "$e2e_rc"
         e2e_run_left=""
+        e2e_watch_stop
         e2e_delete_leftovers
         for e2e_c in $(e2e_run_cgroups); do
                 e2e_remove_cgroup_tree "$e2e_c" || e2e_run_left="$e2e_run_left cgroup:$e2e_c"
@@ -454,8 +455,8 @@ e2e_assert_no_group() {
 # Like the kernel, resctrlfs lists a killed init until its parent reaps it.
 e2e_running_tasks() {
         while read -r e2e_tid; do
-                e2e_state=$(sed 's/.*) \(.\).*/\1/' "/proc/$e2e_tid/stat" 2>/dev/null) || continue
-                [ "$e2e_state" = Z ] || [ "$e2e_state" = X ] || echo "$e2e_tid"
+                e2e_pstate=$(sed 's/.*) \(.\).*/\1/' "/proc/$e2e_tid/stat" 2>/dev/null) || continue
+                [ "$e2e_pstate" = Z ] || [ "$e2e_pstate" = X ] || echo "$e2e_tid"
         done <"$1"
 }
 
@@ -653,6 +654,81 @@ e2e_scenario_forks() {
         e2e_delete "$e2e_cf"
         # The pid namespace's other processes die a moment after its init.
         e2e_wait_tasks "$e2e_uid" 0 2>/dev/null || e2e_fail "the container's processes still run"
+        e2e_gc
+        e2e_assert_groups
+        e2e_assert_no_state "$e2e_uid"
+}
+
+# --- watch: exec'd processes joined at their exec ---------------------------------
+
+# Starts watch, with no gc pass due for an hour: sets e2e_watch_pid; waits
+# until it has written its first pass.
+e2e_watch_start() {
+        "$e2e_hook" --config "$e2e_config" watch --interval 3600 \
+                </dev/null >"$e2e_tmp/watch.out" 2>"$e2e_tmp/watch.err" &
+        e2e_watch_pid=$!
+        e2e_i=0
+        until [ "$(e2e_watch_says .passes)" = 1 ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || e2e_fail "watch did not start: $(cat "$e2e_tmp/watch.err")"
+                sleep 0.1
+        done
+        [ "$(e2e_watch_says .events)" = true ] || e2e_fail "watch has no process events"
+}
+
+e2e_watch_stop() {
+        [ -n "${e2e_watch_pid:-}" ] || return 0
+        kill -KILL "$e2e_watch_pid" 2>/dev/null
+        wait "$e2e_watch_pid" 2>/dev/null
+        e2e_watch_pid=""
+}
+
+e2e_watch_says() {
+        jq -r "$1" "$e2e_state/watch.state" 2>/dev/null
+}
+
+# e2e_exec_joined EXEC...: runs `RUNTIME exec -d CONTAINER ARGS` (EXEC is the
+# whole command), finds the exec'd process by its arguments (the last ones),
+# and waits up to 2 s for it in pod e2e_uid's group: sets e2e_exec.
+e2e_exec_joined() {
+        e2e_args_of=$1
+        shift
+        "$@" || e2e_fail "$*"
+        e2e_i=0
+        until e2e_exec=$(e2e_pid_of_cmdline "$e2e_args_of") && [ -n "$e2e_exec" ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
+                sleep 0.1
+        done
+        e2e_i=0
+        until grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks"; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 200 ] || e2e_fail "the exec'd process $e2e_exec did not join within 2 s"
+                sleep 0.01
+        done
+}
+
+# watch running: a process the runtime execs into a running container joins
+# the pod's group at its exec, with no gc pass; so does one exec'd into a
+# container started after watch.
+e2e_scenario_watch() {
+        e2e_uid=$(e2e_new_uid)
+        e2e_cw=$(e2e_id watch)
+        e2e_cw2=$(e2e_id watch2)
+
+        e2e_step "pod $e2e_uid: watch runs; a process $e2e_runtime exec'd into a container joins at once"
+        e2e_run "$e2e_cw" "$e2e_uid"
+        e2e_watch_start
+        e2e_exec_joined "sleep 1005" e2e_rt exec -d "$e2e_cw" sleep 1005
+        e2e_step "a container started after watch: the same"
+        e2e_run "$e2e_cw2" "$e2e_uid"
+        e2e_exec_joined "sleep 1006" e2e_rt exec -d "$e2e_cw2" sleep 1006
+        [ "$(e2e_watch_says .passes)" = 1 ] || e2e_fail "a gc pass ran in between"
+        e2e_watch_stop
+        [ ! -s "$e2e_tmp/watch.err" ] || e2e_fail "watch logged: $(cat "$e2e_tmp/watch.err")"
+        e2e_delete "$e2e_cw"
+        e2e_delete "$e2e_cw2"
+        e2e_wait_tasks "$e2e_uid" 0 2>/dev/null || e2e_fail "the containers' processes still run"
         e2e_gc
         e2e_assert_groups
         e2e_assert_no_state "$e2e_uid"

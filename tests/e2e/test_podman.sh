@@ -35,10 +35,17 @@ e2e_assert_groups "$uid"
 e2e_assert_tasks "$uid" "$pa" "$pb"
 e2e_assert_members "$uid" "$ida" "$idb"
 
+e2e_step "watch runs: a process podman exec'd into the second joins at once"
+e2e_uid=$uid
+e2e_watch_start
+e2e_exec_joined "sleep 1007" e2e_podman exec -d "$b" sleep 1007
+e2e_watch_stop
+e2e_assert_tasks "$uid" "$pa" "$pb" "$e2e_exec"
+
 e2e_step "podman rm -f the first container: the group stays with the second"
 e2e_podman rm -f -t 0 "$a" >/dev/null || e2e_fail "podman rm $a"
 e2e_assert_groups "$uid"
-e2e_assert_tasks "$uid" "$pb"
+e2e_assert_tasks "$uid" "$pb" "$e2e_exec"
 e2e_assert_members "$uid" "$idb"
 e2e_assert_not_member "$uid" "$ida"
 

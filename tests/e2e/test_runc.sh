@@ -9,4 +9,5 @@ E2E_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 e2e_init runc "$1" "$2"
 e2e_scenario_pod
 e2e_scenario_forks
+e2e_scenario_watch
 e2e_say "PASS"

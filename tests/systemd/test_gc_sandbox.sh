@@ -4,29 +4,34 @@
 # names it (setpriv), no new privileges, its umask. On the emulator, whose
 # root and mon_groups/ are 0555 like the kernel's, gc removes the group of
 # a pod that ended and makes again the group of a live pod someone removed,
-# readable by every reader (0755) like the groups createRuntime makes.
-#   test_gc_sandbox.sh HOOK RESCTRLFS SERVICE
+# readable by every reader (0755) like the groups createRuntime makes. Then
+# watch as its unit runs it: it receives the kernel's process events.
+#   test_gc_sandbox.sh HOOK RESCTRLFS GC_SERVICE WATCH_SERVICE
 set -u
 
 # shellcheck source=../lib/harness.sh
 . "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
 harness_init "$1" "$2" gc-sandbox
-service=$3
+gc_service=$3
+watch_service=$4
 command -v setpriv >/dev/null || { echo "needs setpriv"; exit 77; }
 
-# The unit's CapabilityBoundingSet= as setpriv's --bounding-set: -all,+cap...
-caps=-all
-for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$service"); do
-        c=${c#CAP_}
-        caps="$caps,+${c,,}"
-done
-umask_=$(sed -n 's/^UMask=//p' "$service")
 not() { ! "$@"; }
-sandboxed_gc() {
-        setpriv --no-new-privs --bounding-set="$caps" --inh-caps=-all \
-                bash -c 'umask "$1"; shift; exec "$@"' _ "${umask_:-0022}" \
-                "$HOOK" --config "$CONFIG" gc >"$WORK/gc.out" 2>>"$LOG"
+# Execs COMMAND... in SERVICE's sandbox: its CapabilityBoundingSet= as
+# setpriv's --bounding-set (-all,+cap...), no new privileges, its umask.
+# Run it in a subshell: the subshell's pid is then COMMAND's.
+sandboxed() { # SERVICE COMMAND...
+        local caps=-all c umask_
+        for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$1"); do
+                c=${c#CAP_}
+                caps="$caps,+${c,,}"
+        done
+        umask_=$(sed -n 's/^UMask=//p' "$1")
+        shift
+        exec setpriv --no-new-privs --bounding-set="$caps" --inh-caps=-all \
+                bash -c 'umask "$1"; shift; exec "$@"' _ "${umask_:-0022}" "$@"
 }
+sandboxed_gc() { (sandboxed "$gc_service" "$HOOK" --config "$CONFIG" gc >"$WORK/gc.out" 2>>"$LOG"); }
 
 mount_emulator
 write_config
@@ -46,4 +51,12 @@ check "readable by every reader, whatever the unit's umask" \
 stop "$p2"
 sandboxed_gc
 check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
+
+(sandboxed "$watch_service" "$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG") &
+for _ in $(seq 100); do
+        [ -s "$STATE/watch.state" ] && break
+        sleep 0.05
+done
+check "watch in the unit's sandbox receives the kernel's process events" \
+        jq -e .events "$STATE/watch.state" >/dev/null
 harness_done

@@ -22,17 +22,28 @@ out=$(systemd-analyze verify --man=no "$top/systemd/sys-fs-resctrl.mount" \
         "$top/systemd/resctrl-mon-hook-gc.timer" 2>&1) || fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify says: $out"
 
+# SERVICE's exposure is at most MAX, and it may do what gc does: write
+# resctrl and stateDir, read every process's /proc/<pid>/stat.
+sandboxed() { # SERVICE MAX
+        local out score
+        out=$(systemd-analyze security --offline=yes "$1" 2>&1) || fail "systemd-analyze security: $out"
+        score=$(printf '%s\n' "$out" | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
+        [ -n "$score" ] || fail "no score in: $out"
+        echo "exposure $score"
+        awk -v s="$score" -v max="$2" 'BEGIN { exit !(s <= max) }' ||
+                fail "exposure $score is above $2: $(printf '%s\n' "$out" | grep '✗')"
+        grep -qx 'ReadWritePaths=/sys/fs/resctrl -/run/resctrl-mon-hook' "$1" ||
+                fail "$1 may not write resctrl and stateDir"
+        ! grep -Eq '^(ProtectProc|ProcSubset|PrivatePIDs|PrivateUsers)=' "$1" ||
+                fail "$1 would not see the host's processes"
+}
+
 echo "-- the gc service's exposure"
-out=$(systemd-analyze security --offline=yes "$service" 2>&1) || fail "systemd-analyze security: $out"
-score=$(printf '%s\n' "$out" | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
-[ -n "$score" ] || fail "no score in: $out"
-echo "exposure $score"
-awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
-        fail "exposure $score is above 2.0: $(printf '%s\n' "$out" | grep '✗')"
-# Hardening that would break gc: it writes resctrl and stateDir, and reads
-# every process's /proc/<pid>/stat.
-grep -qx 'ReadWritePaths=/sys/fs/resctrl -/run/resctrl-mon-hook' "$service" ||
-        fail "gc may not write resctrl and stateDir"
-! grep -Eq '^(ProtectProc|ProcSubset|PrivatePIDs|PrivateUsers)=' "$service" ||
-        fail "gc would not see the host's processes"
+sandboxed "$service" 2.0
+# watch needs the host's network namespace and CAP_NET_ADMIN for the proc
+# connector, and nothing more than gc besides.
+echo "-- the watch service's exposure"
+sandboxed "$build/systemd/resctrl-mon-hook-watch.service" 2.1
+grep -qx 'RestrictAddressFamilies=AF_UNIX AF_NETLINK' "$build/systemd/resctrl-mon-hook-watch.service" ||
+        fail "watch may not open the proc connector"
 echo "PASS"
