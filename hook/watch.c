@@ -468,19 +468,22 @@ static void watch_state_dir(struct watch *w)
 }
 
 /* A gc pass; then the handles watch keeps are those of this pass, and the
- * member files are read afresh. */
+ * member files are read afresh. A pass that failed said why (resctrl not
+ * mounted yet): watch waits for the next with nothing open. */
 static void pass(struct watch *w)
 {
         unsigned joined = 0;
+        int r = gc_pass_once(w->config, w->proc_fd, &joined);
 
-        if (gc_pass_once(w->config, w->proc_fd, &joined) >= 0) {
+        if (r >= 0) {
                 w->state.passes++;
                 w->state.joins_gc += joined;
                 w->state_dirty = true;
         }
         pod_env_close(&w->env);
         cgroup_mounts_close(&w->mounts);
-        (void) pod_env_open(w->config, w->proc_fd, &w->env); /* logged */
+        if (r >= 0)
+                (void) pod_env_open(w->config, w->proc_fd, &w->env); /* logged */
         if (cgroup_mounts_open(w->proc_fd, &w->mounts) < 0 && trouble_due(w, TROUBLE_CGROUP))
                 log_warning("cannot read the cgroup mounts: exec'd processes join at gc's "
                             "passes");

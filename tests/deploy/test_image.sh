@@ -771,16 +771,18 @@ ds_run() {
         # are lower (no CAP_SYS_RESOURCE): Podman's own limits, the machine's
         # hard limit of open files and at most 32768 processes (what Podman
         # sets for itself). Its own cgroup namespace, as containerd and
-        # CRI-O give it on cgroup v2; no network, which it does not use.
-        local nofile nproc
+        # CRI-O give it on cgroup v2; the host's network where the manifest
+        # says hostNetwork (run_args), else none.
+        local nofile nproc net=--network=none
         nofile=$(ulimit -Hn)
         nproc=$(ulimit -Hu)
         [ "$nofile" = unlimited ] || [ "$nofile" -gt 1048576 ] && nofile=1048576
         [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ] && nproc=32768
+        case " ${run_args[*]} " in *" --network=host "*) net="" ;; esac
         # No pids limit either (kubelet's podPidsLimit is the pod's, not a
         # container's; Podman's default is 2048).
         pm run -d --name "$ds" --label "rmh-test.dir=$tmp" --runtime "$rt" --ulimit "nofile=$nofile:$nofile" \
-                --ulimit "nproc=$nproc:$nproc" --pids-limit 0 --cgroupns=private --network=none \
+                --ulimit "nproc=$nproc:$nproc" --pids-limit 0 --cgroupns=private ${net:+"$net"} \
                 --cgroup-parent "/$cg_prefix-$v/daemonset" --log-driver k8s-file --pull=never \
                 "${run_args[@]}" "${run_cmd[@]}" >"$tmp/$v/$3.run" 2>&1 ||
                 { cat "$tmp/$v/$3.run" >&2; die "podman run of the DaemonSet's container"; }

@@ -217,6 +217,28 @@ test_reported() {
         teardown_pod
 }
 
+# Started before resctrl is mounted (a DaemonSet on a booting node): its
+# passes fail and say why, and once resctrl is there they run.
+test_waits_for_resctrl() {
+        mount_emulator
+        write_config
+        fusermount3 -u "$MNT"
+        rm -f "$STATE/watch.state"
+        "$HOOK" --config "$CONFIG" watch --interval 1 >"$WOUT" 2>"$WERR" &
+        WATCH=$!
+        sleep 1.5
+        check "runs while resctrl is not mounted" kill -0 "$WATCH"
+        check "says why" grep -q "resctrl" "$WERR"
+        "$RESCTRLFS" "$MNT"
+        for _ in $(seq 50); do
+                [ -n "$(watch_says .passes)" ] && break
+                sleep 0.1
+        done
+        check "passes once it is mounted" [ "$(watch_says .passes)" -ge 1 ]
+        check "with process events" [ "$(watch_says .events)" = true ]
+        stop_watch
+}
+
 test_usage() {
         local out
         mount_emulator
@@ -230,7 +252,8 @@ test_usage() {
 }
 
 for t in ${TESTS:-test_exec_joins_v2 test_exec_joins_v1 test_state_changes test_short_lived \
-        test_unrelated_execs test_killed test_no_events test_reported test_usage}; do
+        test_unrelated_execs test_killed test_no_events test_reported test_waits_for_resctrl \
+        test_usage}; do
         : >"$LOG"
         echo "== $t"
         $t
