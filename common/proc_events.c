@@ -24,10 +24,10 @@
  * connector headers. */
 #define PROC_EVENTS_WHAT_OFFSET (NLMSG_HDRLEN + sizeof(struct cn_msg))
 
-/* Passes exec events and the subscription's answer (PROC_EVENT_NONE), drops
- * the rest before it is queued. A BPF word load reads network byte order,
- * the kernel writes host order: the constants are compared as loaded. */
-static int attach_filter(int fd)
+/* A BPF word load reads network byte order, the kernel writes host order:
+ * the constants are compared as loaded. A datagram too short for the load
+ * is dropped. */
+int proc_events_filter(int fd)
 {
         struct sock_filter code[] = {
             BPF_STMT(BPF_LD | BPF_W | BPF_ABS, PROC_EVENTS_WHAT_OFFSET),
@@ -41,15 +41,14 @@ static int attach_filter(int fd)
         return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ? -errno : 0;
 }
 
-/* PROC_CN_MCAST_LISTEN, as one netlink message: a header, a cn_msg, the op.
- * ack asks the kernel to answer. */
-static int subscribe(int fd, uint32_t ack)
+/* op (PROC_CN_MCAST_LISTEN or _IGNORE), as one netlink message: a header, a
+ * cn_msg, the op. The kernel answers with ack + 1. */
+static int subscribe(int fd, enum proc_cn_mcast_op op, uint32_t ack)
 {
         enum { PAYLOAD = sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op) };
         char buf[NLMSG_SPACE(PAYLOAD)] __attribute__((aligned(NLMSG_ALIGNTO))) = {0};
         struct nlmsghdr *nl = (struct nlmsghdr *) buf;
         struct cn_msg *cn = NLMSG_DATA(nl);
-        enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
 
         nl->nlmsg_len = NLMSG_LENGTH(PAYLOAD);
         nl->nlmsg_type = NLMSG_DONE;
@@ -169,12 +168,14 @@ int proc_events_open(unsigned answer_ms, int *ret_fd)
         /* Past rmem_max needs CAP_NET_ADMIN, which a subscriber has. */
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
                 (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-        r = attach_filter(fd);
+        r = proc_events_filter(fd);
         if (r < 0)
                 return r;
         if (bind(fd, (struct sockaddr *) &addr, sizeof(addr)) < 0)
                 return -errno;
-        r = subscribe(fd, ack);
+        r = subscribe(fd, PROC_CN_MCAST_LISTEN, ack);
+        if (r == -ECONNREFUSED) /* no connector in this network namespace */
+                return -EPROTONOSUPPORT;
         if (r < 0)
                 return r;
         r = await_answer(fd, ack, answer_ms);
@@ -182,6 +183,14 @@ int proc_events_open(unsigned answer_ms, int *ret_fd)
                 return r;
         *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+void proc_events_close(int fd)
+{
+        if (fd < 0)
+                return;
+        (void) subscribe(fd, PROC_CN_MCAST_IGNORE, 0);
+        (void) close(fd);
 }
 
 void proc_events_parse(const void *buf, size_t len, struct proc_events_batch *ret)

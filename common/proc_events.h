@@ -19,6 +19,15 @@
  * pid or user namespace; -errno. */
 int proc_events_open(unsigned answer_ms, int *ret_fd);
 
+/* Attaches the socket filter to fd: exec events and the subscription's
+ * answer (PROC_EVENT_NONE) pass, the rest is dropped before it is queued.
+ * 0 or -errno. */
+int proc_events_filter(int fd);
+
+/* Unsubscribes (kernels before 6.6 count subscribers, and make events while
+ * any is left) and closes fd; nothing for fd < 0. */
+void proc_events_close(int fd);
+
 /* What proc_events_read found in one datagram. */
 struct proc_events_batch {
         pid_t exec[64]; /* the processes (thread group ids) that exec'd */

@@ -8,6 +8,7 @@
  *   gc.last-pass              its mtime is when gc's last pass ended
  *   outcome.<stage>.<result>  the hook outcome counters (outcome.h)
  *   watch.state               what the running watch says (watch_state.h)
+ *   watch.lock                held by the running watch: one a stateDir
  * A <uid> is a canonical pod UID (oci.h). Other versions ignore names they
  * do not know. */
 #pragma once
@@ -29,6 +30,7 @@ enum statedir_file {
 #define STATEDIR_GC_LAST_PASS "gc.last-pass"
 #define STATEDIR_OUTCOME_PREFIX "outcome."
 #define STATEDIR_WATCH_STATE "watch.state"
+#define STATEDIR_WATCH_LOCK "watch.lock"
 
 /* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): a directory,
  * no symlink (nor a trailing slash, which would follow one). create, for

@@ -763,6 +763,10 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
         if (r >= 0)
                 r = prom_uint(w, "resctrl_watch_running", "gauge",
                               "1 while resctrl-mon-hook watch runs", NULL, nv->watch_running);
+        if (r >= 0 && nv->watch_running)
+                r = prom_uint(w, "resctrl_watch_events", "gauge",
+                              "1 while the running watch receives the kernel's process events",
+                              NULL, nv->watch.events);
         for (int by = 0; r >= 0 && nv->watch_running && by < 2; by++)
                 r = prom_uint(w, "resctrl_joins_total", "counter",
                               "Threads the running watch put into their pods' groups, at an "

@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "fsutil.h"
 #include "gc.h"
+#include "lock.h"
 #include "log.h"
 #include "macro.h"
 #include "members.h"
@@ -24,9 +25,23 @@
 
 /* How long the kernel may take to answer the subscription. */
 #define WATCH_ANSWER_MS 1000u
-/* How long a join waits for the pod's lock and then resctrl's: a pod busy
- * for longer (a hook run) is left to the next pass. */
-#define WATCH_JOIN_WAIT_MS 500
+/* How long a join waits for the pod's lock and then resctrl's, at most
+ * (lockTimeoutMs, if shorter): a pod busy for longer is left to the next
+ * pass. */
+#define WATCH_JOIN_WAIT_MS 500u
+/* A pass brought forward (events lost, a socket opened again) comes at
+ * least this long after the one before: a node whose execs overflow the
+ * socket gets passes, not one endless pass. */
+#define WATCH_PASS_GAP_USEC (5 * 1000000LL)
+/* Datagrams read in one wakeup, at most: a stream of execs never keeps
+ * stateDir's changes, passes and watch.state waiting. */
+#define WATCH_READS_PER_WAKEUP 256
+/* After reading events, the socket is left alone this long: execs that come
+ * meanwhile are read together. A wakeup costs more than an event (a context
+ * switch each); so a node where thousands of unrelated processes exec a
+ * second wakes watch at most 100 times a second, and a lone exec is read at
+ * once. */
+#define WATCH_BATCH_USEC 10000
 /* A connector socket that failed is opened again after this long. */
 #define WATCH_REOPEN_SEC 5
 /* watch.state is written at most this often while joins come in. */
@@ -52,6 +67,7 @@ enum watch_trouble {
         TROUBLE_LOST,      /* the kernel dropped events */
         TROUBLE_SOCKET,    /* the socket failed */
         TROUBLE_STATE,     /* a member file or watch.state cannot be read or written */
+        TROUBLE_POLL,      /* poll failed */
         _TROUBLE_MAX,
 };
 
@@ -64,7 +80,12 @@ struct watch {
         int events_fd;               /* the connector; -EBADF while closed */
         bool events_usable;          /* false: the kernel will not send us events; passes only */
         int64_t reopen_at;           /* now_usec() when a failed socket is opened again */
+        bool kernel_says;            /* /proc/<pid>/cpu_resctrl_groups exists */
+        int64_t next_pass;           /* now_usec() of the next pass */
+        int64_t events_after;        /* now_usec() before which the socket is not read */
+        int64_t last_pass;           /* now_usec() when the last pass began */
         int inotify_fd;              /* on stateDir; -EBADF while it is not open */
+        int lock_fd;                 /* STATEDIR_WATCH_LOCK, held; -EBADF until stateDir opens */
         struct watch_entry *entries; /* sorted by (kind, controller, path) */
         size_t n_entries;
         struct watch_state state;
@@ -252,10 +273,15 @@ static int entry_of_process(struct watch *w, pid_t pid, const struct watch_entry
         return 0;
 }
 
-/* Is process pid in the pod's group already (as everything a container's
- * processes fork is)? The kernel says so in /proc/<pid>/cpu_resctrl_groups
- * where it has that file; elsewhere the group's tasks do. 1, 0, -errno. */
-static int in_pod_group(struct watch *w, const char *uid, const char *ctrl, pid_t pid)
+/* Should process pid, exec'd in a container of pod uid in control group
+ * ctrl, be joined? Only from ctrl's default monitoring group: not when it
+ * is in the pod's group already (as everything a container's processes
+ * fork is), in another monitor's group or another control group (never
+ * moved), or gone. The kernel says where it is in
+ * /proc/<pid>/cpu_resctrl_groups where it has that file; without it, a
+ * running process the pod's group does not list is joined (the join leaves
+ * what other monitors placed). 1, 0, -errno. */
+static int needs_join(struct watch *w, const char *uid, const char *ctrl, pid_t pid)
 {
         _cleanup_free_ char *task_ctrl = NULL, *task_mon = NULL;
         _cleanup_free_ pid_t *in = NULL;
@@ -263,20 +289,26 @@ static int in_pod_group(struct watch *w, const char *uid, const char *ctrl, pid_
         int r = rdt_task_mon_group(w->proc_fd, pid, &task_ctrl, &task_mon);
 
         if (r == 0)
-                return task_mon && strcmp(task_mon, uid) == 0 && strcmp(task_ctrl, ctrl) == 0;
-        if (r != -ENOENT)
+                return !task_mon && strcmp(task_ctrl, ctrl) == 0;
+        if (r != -ENOENT || w->kernel_says) /* the kernel has the file: it is gone */
+                return r == -ENOENT ? 0 : r;
+        r = proc_is_running(w->proc_fd, pid);
+        if (r <= 0)
                 return r;
         r = rdt_mon_group_tasks(w->env.root_fd, ctrl, uid, &in, &n_in);
         if (r < 0)
-                return r;
-        return pid_list_has(in, n_in, pid);
+                return r == -ENOENT ? 0 : r; /* the group is gone: gc makes it again */
+        return !pid_list_has(in, n_in, pid);
 }
 
 /* Joins the container of entry e, as gc's pass would, under the pod lock
- * and then the resctrl lock, each waited for briefly: every thread of its
- * recorded cgroup that is not in the pod's group, the exec'd one and what
- * it forked meanwhile (pod_member_join_cgroup, with its pid safety). The
- * member must still be recorded and monitored. 0 with *ret_joined, -errno. */
+ * and then the resctrl lock, both within WATCH_JOIN_WAIT_MS: every thread
+ * of its recorded cgroup that is not in the pod's group, the exec'd one and
+ * what it forked meanwhile (pod_member_join_cgroup, with its pid safety).
+ * The member must still be recorded and monitored. A pod or resctrl busy
+ * past the deadline, or a group that is gone, is left to the next pass.
+ * 0 with *ret_joined, -errno; what failed is logged (the join's own
+ * failures by the join). */
 static int join_container(struct watch *w, const struct watch_entry *e, unsigned *ret_joined)
 {
         struct pod_session s;
@@ -288,18 +320,26 @@ static int join_container(struct watch *w, const struct watch_entry *e, unsigned
         int r;
 
         *ret_joined = 0;
-        w->env.deadline = now_usec() + (int64_t) WATCH_JOIN_WAIT_MS * 1000;
+        w->env.deadline = now_usec() + (int64_t) (w->config->lock_timeout_ms < WATCH_JOIN_WAIT_MS
+                                                      ? w->config->lock_timeout_ms
+                                                      : WATCH_JOIN_WAIT_MS) *
+                                           1000;
         r = pod_session_lock(&w->env, e->uid, pod_env_wait_ms(&w->env), &s);
-        if (r < 0)
+        if (r < 0) {
+                if (r != -ETIMEDOUT && trouble_due(w, TROUBLE_JOIN))
+                        log_warning_errno(r, "cannot take the lock of pod %s", e->uid);
                 goto out;
+        }
         r = pod_session_load(&s, &why);
+        if (r < 0 && trouble_due(w, TROUBLE_STATE))
+                log_warning("cannot read the state of pod %s (%s)", e->uid,
+                            why ? why : strerror(-r));
         m = r >= 0 && (s.st.pid_ns == 0 || s.st.pid_ns == w->env.pid_ns)
                 ? pod_state_find_member(&s.st, e->member)
                 : NULL;
         if (m && m->monitored) {
-                r = pod_env_lock_resctrl(&w->env);
+                r = rdt_lock(w->env.root_fd, pod_env_wait_ms(&w->env));
                 if (r >= 0) {
-                        /* A group that is gone is gc's to make again. */
                         r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s.uid, &in, &n_in);
                         if (r >= 0)
                                 r = pod_member_join_cgroup(&s, &w->mounts, m, in, n_in, ret_joined,
@@ -331,18 +371,13 @@ static void on_exec(struct watch *w, pid_t pid)
                                           pid);
                 return;
         }
-        r = in_pod_group(w, e->uid, e->ctrl, pid);
-        if (r < 0 && r != -ESRCH && r != -ENOENT && trouble_due(w, TROUBLE_JOIN))
-                log_warning_errno(r,
-                                  "cannot tell whether exec'd process %d is in the group of "
-                                  "pod %s",
-                                  pid, e->uid);
-        if (r != 0) /* in it, gone, or the group is gone (gc makes it again) */
+        r = needs_join(w, e->uid, e->ctrl, pid);
+        if (r < 0 && r != -ESRCH && trouble_due(w, TROUBLE_JOIN))
+                log_warning_errno(r, "cannot tell where exec'd process %d is", pid);
+        if (r <= 0)
                 return;
-        r = join_container(w, e, &joined);
-        if (r < 0 && r != -ETIMEDOUT && trouble_due(w, TROUBLE_JOIN))
-                log_warning_errno(r, "cannot join exec'd process %d to the group of pod %s", pid,
-                                  e->uid);
+        /* What fails in the join says so itself; a busy pod is the pass's. */
+        (void) join_container(w, e, &joined);
         if (joined == 0)
                 return;
         log_debug("joined %u threads of container %s to the group of pod %s at an exec", joined,
@@ -351,17 +386,38 @@ static void on_exec(struct watch *w, pid_t pid)
         w->state_dirty = true;
 }
 
-/* Reads what the connector has queued: each exec handled; lost events
- * make the next pass come now (*ret_pass_now); a socket that failed is
- * closed, to be opened again. */
-static void read_events(struct watch *w, bool *ret_pass_now)
+/* The next pass comes now, or WATCH_PASS_GAP_USEC after the last began. */
+static void bring_pass_forward(struct watch *w)
+{
+        int64_t soonest = w->last_pass + WATCH_PASS_GAP_USEC;
+
+        if (soonest < w->next_pass)
+                w->next_pass = soonest;
+}
+
+/* Closes the connector socket, to be opened again WATCH_REOPEN_SEC later;
+ * until then the passes join what exec'd. */
+static void close_events(struct watch *w)
+{
+        proc_events_close(w->events_fd);
+        w->events_fd = -EBADF;
+        w->reopen_at = now_usec() + WATCH_REOPEN_SEC * 1000000LL;
+        w->state.events = false;
+        w->state_dirty = true;
+}
+
+/* Reads what the connector has queued, up to WATCH_READS_PER_WAKEUP
+ * datagrams: each exec handled. Lost events bring the next pass forward; a
+ * socket that failed is closed, to be opened again. */
+static void read_events(struct watch *w)
 {
         struct proc_events_batch b;
-        int r;
+        int r = 0;
 
-        while ((r = proc_events_read(w->events_fd, &b)) > 0) {
-                for (size_t i = 0; i < b.n_exec; i++)
-                        on_exec(w, b.exec[i]);
+        for (int i = 0; i < WATCH_READS_PER_WAKEUP && (r = proc_events_read(w->events_fd, &b)) > 0;
+             i++) {
+                for (size_t j = 0; j < b.n_exec; j++)
+                        on_exec(w, b.exec[j]);
                 if (b.malformed > 0 && trouble_due(w, TROUBLE_MALFORMED))
                         log_warning("skipped %u process event messages of a size or kind not "
                                     "expected",
@@ -371,49 +427,57 @@ static void read_events(struct watch *w, bool *ret_pass_now)
                 /* Some execs went unseen: a pass joins what they brought. */
                 w->state.lost_events++;
                 w->state_dirty = true;
-                *ret_pass_now = true;
+                bring_pass_forward(w);
                 if (trouble_due(w, TROUBLE_LOST))
                         log_warning("the kernel dropped process events (ENOBUFS); a gc pass "
                                     "joins what they missed");
-                return;
-        }
-        if (r < 0) {
+        } else if (r < 0) {
                 if (trouble_due(w, TROUBLE_SOCKET))
                         log_warning_errno(r,
                                           "process events socket failed; opening it again in "
                                           "%d s, gc's passes meanwhile",
                                           WATCH_REOPEN_SEC);
-                w->events_fd = safe_close(w->events_fd);
-                w->reopen_at = now_usec() + WATCH_REOPEN_SEC * 1000000LL;
-                *ret_pass_now = true;
+                close_events(w);
         }
 }
 
-/* Opens the connector. The first failure says why once; where the kernel
- * will not send events, watch is gc --interval from then on. */
+/* Opens the connector. Where the kernel will never send events here (no
+ * connector in this network namespace, no CAP_NET_ADMIN before Linux 6.6,
+ * no answer to a subscriber in another pid or user namespace), watch says
+ * so once and is gc --interval from then on; another failure is tried
+ * again WATCH_REOPEN_SEC later. Opened again, a pass comes soon: it joins
+ * what exec'd while the socket was closed. */
 static void open_events(struct watch *w, bool first)
 {
         int r = proc_events_open(WATCH_ANSWER_MS, &w->events_fd);
 
+        w->state_dirty = true;
+        w->state.events = r >= 0;
         if (r >= 0) {
-                w->state.events = true;
-                w->state_dirty = true;
-                if (!first)
+                if (!first) {
                         log_info("process events socket open again");
+                        bring_pass_forward(w);
+                }
                 return;
         }
-        w->state.events = false;
-        w->state_dirty = true;
-        if (first || r == -EPERM || r == -EPROTONOSUPPORT || r == -ETIMEDOUT) {
+        if (r == -EPROTONOSUPPORT || r == -EPERM || (first && r == -ETIMEDOUT)) {
                 w->events_usable = false;
                 log_warning_errno(r,
-                                  "cannot receive the kernel's process events (they need the "
-                                  "host's pid, user and network namespaces, and before Linux "
-                                  "6.6 CAP_NET_ADMIN); exec'd processes join at gc's passes, "
-                                  "every %u s",
+                                  "cannot receive the kernel's process events (%s); exec'd "
+                                  "processes join at gc's passes, every %u s",
+                                  r == -EPROTONOSUPPORT
+                                      ? "no proc connector here: not the host's network "
+                                        "namespace, or no CONFIG_PROC_EVENTS"
+                                  : r == -EPERM ? "this kernel wants CAP_NET_ADMIN of a subscriber"
+                                                : "the kernel did not answer: not the host's "
+                                                  "pid or user namespace",
                                   w->interval);
                 return;
         }
+        if (trouble_due(w, TROUBLE_SOCKET))
+                log_warning_errno(r, "cannot open the process events socket; trying again in %d s",
+                                  WATCH_REOPEN_SEC);
+        w->events_fd = -EBADF;
         w->reopen_at = now_usec() + WATCH_REOPEN_SEC * 1000000LL;
 }
 
@@ -467,14 +531,39 @@ static void watch_state_dir(struct watch *w)
         }
 }
 
+/* One watch a stateDir: its counters are what status reports, and two
+ * would only do each other's work. A second one says which runs and exits. */
+static void claim_state_dir(struct watch *w)
+{
+        struct watch_state other;
+        int r;
+
+        if (w->lock_fd >= 0)
+                return;
+        r = lock_file_acquire(w->env.state_fd, STATEDIR_WATCH_LOCK, 0, &w->lock_fd);
+        if (r == -ETIMEDOUT) {
+                if (watch_state_load(w->env.state_fd, &other) < 0)
+                        other.pid = 0;
+                log_error("another watch runs on state directory '%s' (pid %d); this one exits",
+                          w->config->state_dir, (int) other.pid);
+                exit(COMMAND_FAILED);
+        }
+        if (r < 0 && trouble_due(w, TROUBLE_STATE))
+                log_warning_errno(r, "cannot take %s in '%s'", STATEDIR_WATCH_LOCK,
+                                  w->config->state_dir);
+}
+
 /* A gc pass; then the handles watch keeps are those of this pass, and the
  * member files are read afresh. A pass that failed said why (resctrl not
  * mounted yet): watch waits for the next with nothing open. */
 static void pass(struct watch *w)
 {
         unsigned joined = 0;
-        int r = gc_pass_once(w->config, w->proc_fd, &joined);
+        int r;
 
+        w->last_pass = now_usec();
+        r = gc_pass_once(w->config, w->proc_fd, &joined);
+        w->next_pass = now_usec() + (int64_t) w->interval * 1000000;
         if (r >= 0) {
                 w->state.passes++;
                 w->state.joins_gc += joined;
@@ -482,22 +571,24 @@ static void pass(struct watch *w)
         }
         pod_env_close(&w->env);
         cgroup_mounts_close(&w->mounts);
-        if (r >= 0)
-                (void) pod_env_open(w->config, w->proc_fd, &w->env); /* logged */
-        if (cgroup_mounts_open(w->proc_fd, &w->mounts) < 0 && trouble_due(w, TROUBLE_CGROUP))
+        if (r >= 0 && pod_env_open(w->config, w->proc_fd, &w->env) >= 0) /* logged */
+                claim_state_dir(w);
+        if (r >= 0 && cgroup_mounts_open(w->proc_fd, &w->mounts) < 0 &&
+            trouble_due(w, TROUBLE_CGROUP))
                 log_warning("cannot read the cgroup mounts: exec'd processes join at gc's "
                             "passes");
         watch_state_dir(w);
         load_all(w);
 }
 
-/* watch.state, when it changed and at most once a second. */
-static void save_state(struct watch *w, bool now)
+/* watch.state, when it changed and at most once a second; it waits while
+ * stateDir is not open. */
+static void save_state(struct watch *w)
 {
         int r;
 
         if (!w->state_dirty || w->env.state_fd < 0 ||
-            (!now && now_usec() - w->state_written_at < WATCH_STATE_EVERY_USEC))
+            now_usec() - w->state_written_at < WATCH_STATE_EVERY_USEC)
                 return;
         r = watch_state_save(w->env.state_fd, &w->state);
         if (r < 0 && trouble_due(w, TROUBLE_STATE))
@@ -507,46 +598,48 @@ static void save_state(struct watch *w, bool now)
         w->state_written_at = now_usec();
 }
 
-/* Milliseconds until the first of: the next pass, a socket's reopening, a
- * pending write of watch.state. */
-static int poll_timeout(const struct watch *w, int64_t next_pass)
+/* Milliseconds until the first of: the next pass, a socket's reopening,
+ * the end of a batch's wait, a pending write of watch.state (only while
+ * stateDir is open to take it). */
+static int poll_timeout(const struct watch *w)
 {
-        int64_t now = now_usec(), until = next_pass;
+        int64_t now = now_usec(), until = w->next_pass;
 
         if (w->events_usable && w->events_fd < 0 && w->reopen_at < until)
                 until = w->reopen_at;
-        if (w->state_dirty && w->state_written_at + WATCH_STATE_EVERY_USEC < until)
+        if (w->events_fd >= 0 && w->events_after > now && w->events_after < until)
+                until = w->events_after;
+        if (w->state_dirty && w->env.state_fd >= 0 &&
+            w->state_written_at + WATCH_STATE_EVERY_USEC < until)
                 until = w->state_written_at + WATCH_STATE_EVERY_USEC;
         return until <= now ? 0 : (int) ((until - now + 999) / 1000);
 }
 
 __attribute__((noreturn)) static void run(struct watch *w)
 {
-        int64_t next_pass = 0;
-
         open_events(w, true);
         for (;;) {
-                struct pollfd fds[] = {{.fd = w->inotify_fd, .events = POLLIN},
-                                       {.fd = w->events_fd, .events = POLLIN}};
-                bool pass_now = false;
+                struct pollfd fds[] = {
+                    {.fd = w->inotify_fd, .events = POLLIN},
+                    {.fd = now_usec() >= w->events_after ? w->events_fd : -1, .events = POLLIN}};
 
-                if (now_usec() >= next_pass) {
+                if (now_usec() >= w->next_pass) {
                         pass(w);
-                        next_pass = now_usec() + (int64_t) w->interval * 1000000;
-                        save_state(w, true);
+                        save_state(w);
                 }
-                if (poll(fds, ELEMENTSOF(fds), poll_timeout(w, next_pass)) < 0 && errno != EINTR)
+                if (poll(fds, ELEMENTSOF(fds), poll_timeout(w)) < 0 && errno != EINTR &&
+                    trouble_due(w, TROUBLE_POLL))
                         log_warning("poll: %m");
                 /* Member files first: a container recorded before its exec is known then. */
                 if (fds[0].revents)
                         read_state_changes(w);
-                if (fds[1].revents)
-                        read_events(w, &pass_now);
+                if (fds[1].revents) {
+                        read_events(w);
+                        w->events_after = now_usec() + WATCH_BATCH_USEC;
+                }
                 if (w->events_usable && w->events_fd < 0 && now_usec() >= w->reopen_at)
                         open_events(w, false);
-                if (pass_now)
-                        next_pass = 0;
-                save_state(w, false);
+                save_state(w);
         }
 }
 
@@ -610,6 +703,7 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
             .events_fd = -EBADF,
             .events_usable = true,
             .inotify_fd = -EBADF,
+            .lock_fd = -EBADF,
         };
         int r = parse_watch_args(argc, argv, &w.interval);
 
@@ -625,7 +719,10 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
                 return COMMAND_FAILED;
         }
         w.proc_fd = proc_fd;
+        w.kernel_says = faccessat(proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
         w.state.pid = getpid();
+        if (proc_boot_id(proc_fd, w.state.boot_id) < 0)
+                w.state.boot_id[0] = '\0';
         r = proc_start_time(proc_fd, w.state.pid, &w.state.start_time);
         if (r < 0) {
                 log_error_errno(r, "cannot read this process's start time");

@@ -6,7 +6,10 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "proc_events.h"
 #include "tmptree.h"
@@ -85,6 +88,43 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* The socket filter, on a datagram socket pair: what the kernel would queue
+ * for the reader. */
+START_TEST(test_filter)
+{
+        int sv[2];
+        char got[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct proc_events_batch b;
+        enum what kinds[] = {PROC_EVENT_FORK, PROC_EVENT_EXEC, PROC_EVENT_EXIT, PROC_EVENT_NONE,
+                             PROC_EVENT_COMM};
+        ssize_t n;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv), 0);
+        ck_assert_int_eq(proc_events_filter(sv[1]), 0);
+        for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                setup();
+                put(kinds[i], 100 + (pid_t) i, CN_IDX_PROC, 0);
+                ck_assert_int_eq(send(sv[0], buf, len, 0), (ssize_t) len);
+        }
+        ck_assert_int_eq(send(sv[0], buf, 20, 0), 20); /* too short to say what it is */
+
+        n = recv(sv[1], got, sizeof(got), 0); /* the exec */
+        ck_assert_int_gt(n, 0);
+        proc_events_parse(got, (size_t) n, &b);
+        ck_assert_uint_eq(b.n_exec, 1);
+        ck_assert_int_eq(b.exec[0], 101);
+        n = recv(sv[1], got, sizeof(got), 0); /* the answer */
+        ck_assert_int_gt(n, 0);
+        proc_events_parse(got, (size_t) n, &b);
+        ck_assert_uint_eq(b.n_exec, 0);
+        ck_assert_uint_eq(b.malformed, 0);
+        ck_assert_int_eq(recv(sv[1], got, sizeof(got), 0), -1); /* nothing else */
+        ck_assert_int_eq(errno, EAGAIN);
+        close(sv[0]);
+        close(sv[1]);
+}
+END_TEST
+
 static Suite *proc_events_suite(void)
 {
         Suite *s = suite_create("proc_events");
@@ -94,6 +134,7 @@ static Suite *proc_events_suite(void)
         tcase_add_test(tc, test_exec);
         tcase_add_test(tc, test_other_events);
         tcase_add_test(tc, test_malformed);
+        tcase_add_test(tc, test_filter);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -81,10 +81,10 @@ doc=$(sed -n 's|^\([0-9]*\)\.kind=DaemonSet$|\1|p' "$ds")
 grep "^$doc\.spec\.template\.spec\." "$ds" | sed "s|^$doc\.spec\.template\.spec\.||" >"$tmp/pod"
 pod=$tmp/pod
 expect "$pod" hostPID true
+# watch's process events: the proc connector is only in the host's network namespace.
+expect "$pod" hostNetwork true
 expect "$pod" automountServiceAccountToken false
-for k in hostNetwork hostIPC; do
-        [ "$(val "$pod" "$k")" != true ] || fail "the pod sets $k"
-done
+[ "$(val "$pod" hostIPC)" != true ] || fail "the pod sets hostIPC"
 ! grep -q 'privileged=true' "$pod" || fail "the pod is privileged"
 ! grep -q '^initContainers\.' "$pod" || fail "unexpected init containers"
 ! grep -q '^containers\.1\.' "$pod" || fail "more than one container"
@@ -93,10 +93,13 @@ expect "$pod" "$c.securityContext.privileged" false
 expect "$pod" "$c.securityContext.allowPrivilegeEscalation" false
 expect "$pod" "$c.securityContext.readOnlyRootFilesystem" true
 expect "$pod" "$c.securityContext.capabilities.drop.0" ALL
-# One capability back: resctrl's mon_groups/ is 0555 (a kernfs root's mode),
-# so that mkdir and rmdir of a pod's group there take CAP_DAC_OVERRIDE.
-[ "$(grep "^$c\.securityContext\.capabilities\.add\." "$pod")" = "$c.securityContext.capabilities.add.0=DAC_OVERRIDE" ] ||
-        fail "the container adds capabilities [$(sed -n "s|^$c\.securityContext\.capabilities\.add\.[0-9]*=||p" "$pod" | tr '\n' ' ')], not DAC_OVERRIDE alone"
+# Two capabilities back: resctrl's mon_groups/ is 0555 (a kernfs root's
+# mode), so that mkdir and rmdir of a pod's group there take
+# CAP_DAC_OVERRIDE; before Linux 6.6 the proc connector takes watch's
+# subscription only with CAP_NET_ADMIN.
+[ "$(grep "^$c\.securityContext\.capabilities\.add\." "$pod" | tr '\n' ' ')" = \
+        "$c.securityContext.capabilities.add.0=DAC_OVERRIDE $c.securityContext.capabilities.add.1=NET_ADMIN " ] ||
+        fail "the container adds capabilities [$(sed -n "s|^$c\.securityContext\.capabilities\.add\.[0-9]*=||p" "$pod" | tr '\n' ' ')], not DAC_OVERRIDE and NET_ADMIN alone"
 
 # Every volume is a hostPath or the ConfigMap; the hostPaths are exactly these.
 env() {

@@ -79,11 +79,16 @@ test_exec_joins() { # KIND
         exec_into "$root/c1" sleep 1000
         check "$kind: an exec'd process joins" joins "$G1" "$XPID"
         check "$kind: with no gc pass in between" [ "$(watch_says .passes)" = 1 ]
-        # What the exec'd process forked before it was joined comes with it.
-        exec_into "$root/c1" sh -c 'sleep 1000 & echo $! >"$0"; exec sleep 1000' "$WORK/child"
+        # What it forked before its exec, a child that never execs, comes with
+        # it: the container joins, not only the exec'd process.
+        mkfifo "$WORK/never"
+        sh -c 'echo $$ >"$1/cgroup.procs" && { (read -r _ <"$2") & echo $! >"$3"; } &&
+                exec sleep 1000' sh "$root/c1" "$WORK/never" "$WORK/child" </dev/null &
+        XPID=$!
         check "$kind: a second one joins" joins "$G1" "$XPID"
         child=$(cat "$WORK/child")
-        check "$kind: and what it forked first" joins "$G1" "$child"
+        check "$kind: and what it forked before its exec" joins "$G1" "$child"
+        rm "$WORK/never"
         sleep 1.2 # watch.state is written at most once a second
         check "$kind: counted as joined by watch" [ "$(watch_says .joins.watch)" -ge 2 ]
         check "$kind: none by gc" [ "$(watch_says .joins.gc)" = 0 ]
@@ -214,6 +219,24 @@ test_reported() {
         check "Prometheus: none runs" sh -c \
                 "'$HOOK' --config '$CONFIG' status --prometheus | grep -qx 'resctrl_watch_running 0'"
         check "check: warns" sh -c "'$HOOK' --config '$CONFIG' check --only watch | grep -q '^warn'"
+        # This process's pid and start time, another boot's: no watch runs.
+        jq -c --arg b "$(new_uid)" --argjson pid $$ --argjson t "$(awk '{ print $22 }' /proc/$$/stat)" \
+                '.pid = $pid | .start_time = $t | .boot_id = $b' "$STATE/watch.state" >"$WORK/ws"
+        mv "$WORK/ws" "$STATE/watch.state"
+        check "status: a watch.state of another boot names no running watch" sh -c \
+                "'$HOOK' --config '$CONFIG' status | grep -qx 'watch: not running'"
+        teardown_pod
+}
+
+# One watch a stateDir: a second one says which runs, and exits.
+test_one_a_state_dir() {
+        local out
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        out=$(timeout 10 "$HOOK" --config "$CONFIG" watch --interval 3600 2>&1 >/dev/null)
+        check "a second watch exits 1" [ $? = 1 ]
+        check "saying which runs" grep -q "another watch runs on state directory .* (pid $WATCH)" <<<"$out"
+        check "the first still runs" kill -0 "$WATCH"
         teardown_pod
 }
 
@@ -226,9 +249,14 @@ test_waits_for_resctrl() {
         rm -f "$STATE/watch.state"
         "$HOOK" --config "$CONFIG" watch --interval 1 >"$WOUT" 2>"$WERR" &
         WATCH=$!
+        local ticks
+        sleep 0.5
+        ticks=$(awk '{ print $14 + $15 }' "/proc/$WATCH/stat")
         sleep 1.5
         check "runs while resctrl is not mounted" kill -0 "$WATCH"
-        check "says why" grep -q "resctrl" "$WERR"
+        check "idle meanwhile: under 10% of a core" \
+                [ $(($(awk '{ print $14 + $15 }' "/proc/$WATCH/stat") - ticks)) -lt $(($(getconf CLK_TCK) * 15 / 100)) ]
+        check "says why" grep -q "is not a resctrl mount\|cannot open resctrl\|has no monitoring" "$WERR"
         "$RESCTRLFS" "$MNT"
         for _ in $(seq 50); do
                 [ -n "$(watch_says .passes)" ] && break
@@ -252,8 +280,8 @@ test_usage() {
 }
 
 for t in ${TESTS:-test_exec_joins_v2 test_exec_joins_v1 test_state_changes test_short_lived \
-        test_unrelated_execs test_killed test_no_events test_reported test_waits_for_resctrl \
-        test_usage}; do
+        test_unrelated_execs test_killed test_no_events test_reported test_one_a_state_dir \
+        test_waits_for_resctrl test_usage}; do
         : >"$LOG"
         echo "== $t"
         $t

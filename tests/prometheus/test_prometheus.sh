@@ -28,7 +28,16 @@ create c1 "$p1" "$UID1"
 create c2 "$p2" "$UID2"
 create c3 "$p3" 3d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
 gc >/dev/null
+# A watch running: its series too.
+"$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG" &
+watch=$!
+for _ in $(seq 50); do
+        [ -s "$STATE/watch.state" ] && break
+        sleep 0.1
+done
 "$HOOK" --config "$CONFIG" status --prometheus >"$WORK/metrics.prom" 2>>"$LOG"
+kill "$watch"
+wait "$watch" 2>/dev/null
 sed -n 's/^\([a-z_][a-z0-9_]*\)[{ ].*/\1/p' "$WORK/metrics.prom" | sort -u >"$WORK/exported"
 check "the hook exports metrics" [ "$(wc -l <"$WORK/exported")" -gt 10 ]
 # node_exporter's own, for the textfile the metrics come in.

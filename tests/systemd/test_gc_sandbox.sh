@@ -53,10 +53,13 @@ sandboxed_gc
 check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
 
 (sandboxed "$watch_service" "$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG") &
+watch=$!
 for _ in $(seq 100); do
         [ -s "$STATE/watch.state" ] && break
         sleep 0.05
 done
 check "watch in the unit's sandbox receives the kernel's process events" \
         jq -e .events "$STATE/watch.state" >/dev/null
+kill "$watch"
+wait "$watch" 2>/dev/null
 harness_done
