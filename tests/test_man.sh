@@ -54,6 +54,13 @@ for name in gc adopt check status watch; do
                         fail "the man page does not name $name's --$option"
         done
 done
+# The man page is the one table of the config keys: no other document grows
+# its own (a row per key that names it and its default).
+for doc in "$top"/README.md "$top"/CONTRIBUTING.md "$top"/docs/*.md "$top"/deploy/README.md; do
+        [ "$doc" = "$top/docs/resctrl-mon-hook.8.md" ] && continue
+        rows=$(grep -cE '^\| `(resctrlPath|stateDir|lockTimeoutMs|failurePolicy)` \|' "$doc")
+        [ "$rows" -eq 0 ] || fail "$doc has its own table of config keys; the man page is the reference"
+done
 for word in createRuntime prestart poststop gc check status watch "EXIT STATUS" FILES hooks.d \
         /usr/share/containers/oci/hooks.d /etc/resctrl-mon-hook/config.yaml; do
         printf '%s\n' "$text" | grep -qF -- "$word" || fail "the man page does not mention '$word'"
