@@ -154,19 +154,19 @@ test_short_lived() {
 test_unrelated_execs() {
         setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
         check "watch starts" start_watch 3600
-        for _ in $(seq 2000); do /bin/true; done
+        for _ in $(seq 500); do /bin/true; done
         exec_into "$root/c1" sleep 1000
-        check "after 2000 unrelated execs, an exec'd process joins" joins "$G1" "$XPID"
+        check "after 500 unrelated execs, an exec'd process joins" joins "$G1" "$XPID"
         check "no gc pass" [ "$(watch_says .passes)" = 1 ]
         teardown_pod
 }
 
-# SIGKILL at any point of a join loses nothing: gc then completes it, and
+# SIGKILL at points of a join loses nothing: gc then completes it, and
 # the pod's state stays whole.
 test_killed() {
         local delay
         setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
-        for delay in 0 0.001 0.003 0.01 0.03; do
+        for delay in 0 0.003 0.03; do
                 start_watch 3600 || break
                 exec_into "$root/c1" sleep 1000
                 sleep "$delay"
