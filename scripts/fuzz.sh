@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets (clang, ASan, UBSan) and runs each for SECONDS,
-# starting from its seed corpus in tests/fuzz/corpus/<target>. New inputs go to
+# starting from its seed corpus in tests/fuzz/corpus/<target> and the other
+# suites' files tests/fuzz/seeds.txt names for it. New inputs go to
 # BUILD_DIR/corpus/<target>, never into the source tree. Any crash, leak,
 # sanitizer report or failed assertion fails the script; the input that caused
 # it is left in BUILD_DIR/artifacts/.
@@ -24,11 +25,25 @@ fuzz() { # TARGET: fuzzes it for SECONDS, its output in BUILD_DIR/fuzz_TARGET.lo
         *) dict=json.dict ;;
         esac
         mkdir -p "$build/corpus/$1"
+        # libFuzzer reads seed directories, not files: a file named in
+        # seeds.txt goes in through a directory of its own.
+        mkdir -p "$build/seeds/$1"
+        set -- "$1"
+        [ ! -d "$top/tests/fuzz/corpus/$1" ] || set -- "$@" "$top/tests/fuzz/corpus/$1"
+        for path in $(sed -n "s/^$1 //p" "$top/tests/fuzz/seeds.txt"); do
+                if [ -d "$top/$path" ]; then
+                        set -- "$@" "$top/$path"
+                else
+                        cp "$top/$path" "$build/seeds/$1/"
+                fi
+        done
         # Inputs above 64 KiB add time, not paths: every parser refuses far larger input whole.
-        "$build/tests/fuzz/fuzz_$1" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+        target=$1
+        shift
+        "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
                 -rss_limit_mb=2048 -print_final_stats=1 -dict="$top/tests/fuzz/$dict" \
-                -artifact_prefix="$build/artifacts/$1-" \
-                "$build/corpus/$1" "$top/tests/fuzz/corpus/$1" >"$build/fuzz_$1.log" 2>&1
+                -artifact_prefix="$build/artifacts/$target-" \
+                "$build/corpus/$target" "$build/seeds/$target" "$@" >"$build/fuzz_$target.log" 2>&1
 }
 
 report() { # TARGET STATUS

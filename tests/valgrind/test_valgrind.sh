@@ -13,7 +13,7 @@ set -u
 command -v valgrind >/dev/null || { echo "needs valgrind"; exit 77; }
 REAL_HOOK=$1
 FUZZ_BIN=$3
-FUZZ_CORPUS=$(cd "$(dirname "$0")/../fuzz/corpus" && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 harness_init "$1" "$2" valgrind
 
 VG_LOGS=$WORK/vg
@@ -109,9 +109,15 @@ expect "usage: gc's unknown option" 2 "$HOOK" --config "$CONFIG" gc --bogus </de
 expect "--help" 0 "$HOOK" --help </dev/null >/dev/null
 expect "--version" 0 "$HOOK" --version </dev/null >/dev/null
 
-# --- the fuzz targets on their seed corpora -------------------------------------
+# --- the fuzz targets on their seeds ---------------------------------------------
+# A target's seeds: its corpus, and the other suites' files tests/fuzz/seeds.txt names.
+seeds_of() { # TARGET
+        [ ! -d "$TOP/tests/fuzz/corpus/$1" ] || echo "$TOP/tests/fuzz/corpus/$1"
+        sed -n "s/^$1 //p" "$TOP/tests/fuzz/seeds.txt" | tr ' ' '\n' | sed "s|^|$TOP/|"
+}
 for t in state config members; do
-        expect "fuzz_$t on its corpus" 0 "${VALGRIND[@]}" "$FUZZ_BIN/fuzz_$t" "$FUZZ_CORPUS/$t" >/dev/null
+        mapfile -t seeds < <(seeds_of "$t")
+        expect "fuzz_$t on its seeds" 0 "${VALGRIND[@]}" "$FUZZ_BIN/fuzz_$t" "${seeds[@]}" >/dev/null
 done
 
 # --- what memcheck found ----------------------------------------------------------
