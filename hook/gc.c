@@ -822,8 +822,10 @@ int gc_parse_interval(const char *s, unsigned *ret)
 
         errno = 0;
         v = strtoul(s, &end, 10);
-        if (s[0] < '1' || s[0] > '9' || *end != '\0' || errno != 0 || v > GC_INTERVAL_MAX)
+        if (s[0] < '1' || s[0] > '9' || *end != '\0' || errno != 0 || v > GC_INTERVAL_MAX) {
+                log_error("--interval takes seconds in [1, %u], not '%s'", GC_INTERVAL_MAX, s);
                 return -EINVAL;
+        }
         *ret = (unsigned) v;
         return 0;
 }
@@ -851,11 +853,8 @@ static int parse_gc_args(int argc, char **argv, struct gc_opts *o)
                         o->json = true;
                         break;
                 case 'i':
-                        if (gc_parse_interval(optarg, &o->interval) < 0) {
-                                log_error("--interval takes seconds in [1, %u], not '%s'",
-                                          GC_INTERVAL_MAX, optarg);
+                        if (gc_parse_interval(optarg, &o->interval) < 0)
                                 return -EINVAL;
-                        }
                         break;
                 case 'h':
                         help();

@@ -16,6 +16,7 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv);
  * their pods' groups (join-tasks). 0 or -errno (logged). */
 int gc_pass_once(const struct config *c, int proc_fd, unsigned *ret_joined);
 
-/* --interval's SECONDS: a decimal number in [1, GC_INTERVAL_MAX]. 0 or -EINVAL. */
+/* --interval's SECONDS: a decimal number in [1, GC_INTERVAL_MAX]. 0, or
+ * -EINVAL (logged). */
 #define GC_INTERVAL_MAX 86400u
 int gc_parse_interval(const char *s, unsigned *ret);

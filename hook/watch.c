@@ -672,11 +672,8 @@ static int parse_watch_args(int argc, char **argv, unsigned *ret_interval)
         while ((c = getopt_long(argc, argv, "+i:h", options, NULL)) >= 0) {
                 switch (c) {
                 case 'i':
-                        if (gc_parse_interval(optarg, ret_interval) < 0) {
-                                log_error("--interval takes seconds in [1, %u], not '%s'",
-                                          GC_INTERVAL_MAX, optarg);
+                        if (gc_parse_interval(optarg, ret_interval) < 0)
                                 return -EINVAL;
-                        }
                         break;
                 case 'h':
                         help();
