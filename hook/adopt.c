@@ -179,14 +179,8 @@ int adopt_main(const struct command_ctx *ctx, int argc, char **argv)
                 log_error("unexpected argument '%s' (see adopt --help)", argv[optind]);
                 return COMMAND_USAGE;
         }
-        if (config_init(&config) < 0 || command_load_config(ctx, &config) < 0) {
-                log_error("out of memory");
+        if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
-        }
-        if (proc_open(&proc_fd) < 0) {
-                log_error("cannot open /proc");
-                return COMMAND_FAILED;
-        }
         a.proc_fd = proc_fd;
         (void) cgroup_mounts_open(proc_fd, &a.cgroups);
         for (size_t i = 0; i < config.runtime_roots.n; i++)

@@ -1097,3 +1097,15 @@ int command_load_config(const struct command_ctx *ctx, struct config *c)
         settings_log_problems(&problems);
         return 0;
 }
+
+int command_setup(const struct command_ctx *ctx, struct config *c, int *ret_proc_fd)
+{
+        int r;
+
+        if (config_init(c) < 0 || command_load_config(ctx, c) < 0)
+                return log_error_errno(-ENOMEM, "out of memory");
+        r = proc_open(ret_proc_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open /proc");
+        return 0;
+}

@@ -23,6 +23,10 @@ struct command_ctx {
  * its problems (settings.h). 0, or -ENOMEM. */
 int command_load_config(const struct command_ctx *ctx, struct config *c);
 
+/* What gc, watch and adopt start with: config_init and command_load_config
+ * into c, then /proc opened into *ret_proc_fd. 0, or -errno (logged). */
+int command_setup(const struct command_ctx *ctx, struct config *c, int *ret_proc_fd);
+
 /* argv[0] is the command's name; options follow. Return an exit status. */
 int check_main(const struct command_ctx *ctx, int argc, char **argv);
 int status_main(const struct command_ctx *ctx, int argc, char **argv);

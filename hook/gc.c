@@ -882,19 +882,12 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
         r = parse_gc_args(argc, argv, &gc.opts);
         if (r <= 0)
                 return r < 0 ? COMMAND_USAGE : COMMAND_OK;
-        if (!actions || config_init(&config) < 0) {
+        if (!actions) {
                 log_error("out of memory");
                 return COMMAND_FAILED;
         }
-        if (command_load_config(ctx, &config) < 0) {
-                log_error("out of memory");
+        if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
-        }
-        r = proc_open(&proc_fd);
-        if (r < 0) {
-                log_error_errno(r, "cannot open /proc");
-                return COMMAND_FAILED;
-        }
 
         /* A pass that cannot run (resctrl not mounted yet, stateDir missing,
          * only pods of another pid namespace so far) is logged and tried

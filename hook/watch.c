@@ -706,15 +706,8 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
 
         if (r <= 0)
                 return r < 0 ? COMMAND_USAGE : COMMAND_OK;
-        if (config_init(&config) < 0 || command_load_config(ctx, &config) < 0) {
-                log_error("out of memory");
+        if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
-        }
-        r = proc_open(&proc_fd);
-        if (r < 0) {
-                log_error_errno(r, "cannot open /proc");
-                return COMMAND_FAILED;
-        }
         w.proc_fd = proc_fd;
         w.kernel_says = faccessat(proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
         w.state.pid = getpid();

@@ -593,6 +593,17 @@ e2e_pid_of_cmdline() {
         return 1
 }
 
+# e2e_wait_exec "ARG ARG...": waits up to 5 s for an exec'd process with
+# these arguments; sets e2e_exec to its pid.
+e2e_wait_exec() {
+        e2e_i=0
+        until e2e_exec=$(e2e_pid_of_cmdline "$1") && [ -n "$e2e_exec" ]; do
+                e2e_i=$((e2e_i + 1))
+                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
+                sleep 0.1
+        done
+}
+
 # e2e_wait_tasks UID COUNT: until the group's running tasks number COUNT (the
 # emulator learns of forks a moment after them), at most 5 s.
 e2e_wait_tasks() {
@@ -630,12 +641,7 @@ e2e_scenario_forks() {
 
         e2e_step "a process exec'd into it: outside the group until gc"
         e2e_rt exec -d "$e2e_cf" sleep 1003 || e2e_fail "$e2e_runtime exec"
-        e2e_i=0
-        until e2e_exec=$(e2e_pid_of_cmdline "sleep 1003") && [ -n "$e2e_exec" ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
-                sleep 0.1
-        done
+        e2e_wait_exec "sleep 1003"
         ! grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks" ||
                 e2e_fail "the exec'd process $e2e_exec is in the group before gc"
         e2e_gc
@@ -694,12 +700,7 @@ e2e_exec_joined() {
         e2e_args_of=$1
         shift
         "$@" || e2e_fail "$*"
-        e2e_i=0
-        until e2e_exec=$(e2e_pid_of_cmdline "$e2e_args_of") && [ -n "$e2e_exec" ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
-                sleep 0.1
-        done
+        e2e_wait_exec "$e2e_args_of"
         e2e_i=0
         until grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks"; do
                 e2e_i=$((e2e_i + 1))
