@@ -15,7 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
-#include "pod.h"
+#include "pod_threads.h"
 #include "proc.h"
 #include "rdt.h"
 #include "runstate.h"

@@ -14,7 +14,9 @@
 #include "log.h"
 #include "macro.h"
 #include "outcome.h"
-#include "pod.h"
+#include "pod_bandwidth.h"
+#include "pod_ownership.h"
+#include "pod_threads.h"
 #include "proc.h"
 #include "rdt.h"
 #include "runtime_cgroup.h"
@@ -256,7 +258,7 @@ static bool wait_for_limbo(const struct pod_env *e, int64_t started)
         return pod_env_lock_resctrl(e) >= 0;
 }
 
-/* Claims the pod's group in ctrl (pod.h), making it if missing; the caller
+/* Claims the pod's group in ctrl (pod_ownership.h), making it if missing; the caller
  * holds the resctrl lock (and still does on return, unless taking it again
  * after a wait for limbo failed). 1 when made, 0 when it was there, -errno
  * otherwise. For what only leaves the container unmonitored (out of RMIDs,

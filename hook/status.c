@@ -21,7 +21,7 @@
 #include "macro.h"
 #include "oci.h"
 #include "outcome.h"
-#include "pod.h"
+#include "pod_threads.h"
 #include "proc.h"
 #include "prom.h"
 #include "rdt.h"

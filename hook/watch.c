@@ -15,7 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "members.h"
-#include "pod.h"
+#include "pod_threads.h"
 #include "proc.h"
 #include "proc_events.h"
 #include "rdt.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Who owns a pod's group (hook/pod.h, pod_group_claim and pod_group_release),
+/* Who owns a pod's group (hook/pod_ownership.h, pod_group_claim and pod_group_release),
  * row by row of the table in docs/design.md, on plain directories standing
  * in for resctrl and stateDir: no root, no FUSE. A plain directory cannot
  * run out of RMIDs nor remove a group with files in it: those rows are the
@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "macro.h"
-#include "pod.h"
+#include "pod_ownership.h"
 #include "tmptree.h"
 
 #define UID "0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b"

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "counters.h"
+#include "kubepods.h"
+#include "fsutil.h"
+#include "log.h"
+#include "macro.h"
+#include "pod_ownership.h"
+#include "proc.h"
+#include "rdt.h"
+
+/* Saves st now: what follows depends on the record being on disk. */
+static int session_save(struct pod_session *s)
+{
+        int r = pod_state_save(s->env->state_fd, s->uid, &s->st);
+
+        if (r < 0)
+                return log_error_errno(r, "cannot save state of pod %s in stateDir '%s'", s->uid,
+                                       s->env->config->state_dir);
+        s->dirty = false;
+        return 0;
+}
+
+/* A failure of a step other than mkdir, logged already: never one of the
+ * errnos that say "unmonitored, and why" (a full stateDir is ENOSPC too). */
+static int not_mkdir(int r)
+{
+        return r == -ENOSPC || r == -EBUSY || r == -ENOENT ? -EIO : r;
+}
+
+/* A counter that says Unavailable has counted nothing yet and gets no
+ * baseline. Reads only this group's mon_data. */
+void pod_group_record_baseline(struct pod_session *s, const char *ctrl)
+{
+        _cleanup_free_ struct counter_reading *rd = NULL;
+        _cleanup_close_ int group_fd = -EBADF;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        size_t n = 0;
+        int r;
+
+        pod_state_group_clear_baseline(g);
+        s->dirty = true;
+        r = rdt_mon_group_open(s->env->root_fd, ctrl, s->uid, &group_fd);
+        if (r >= 0)
+                r = counters_read(group_fd, true, &rd, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char key[2 * NAME_MAX + 2];
+
+                if (rd[i].state != COUNTER_OK)
+                        continue;
+                (void) snprintf(key, sizeof(key), "%s/%s", rd[i].domain, rd[i].name);
+                r = pod_state_group_set_baseline(g, key, &rd[i].value);
+        }
+        if (r < 0)
+                log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
+                                  s->uid, ctrl_display(ctrl));
+}
+
+int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
+{
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        bool recorded = g != NULL;
+        int r, exists;
+
+        exists = rdt_mon_group_exists(s->env->root_fd, ctrl, s->uid);
+        if (exists < 0)
+                return not_mkdir(log_error_errno(exists, "cannot look up the group of pod %s in %s",
+                                                 s->uid, ctrl_display(ctrl)));
+        if (!g) {
+                r = pod_state_add_group(&s->st, ctrl, !exists);
+                if (r < 0)
+                        return log_error_errno(r, "out of memory");
+                g = &s->st.groups[s->st.n_groups - 1];
+                s->dirty = true;
+        } else if (!exists) {
+                g->owned = true;
+                s->dirty = true;
+        }
+        if (s->dry_run)
+                return !exists;
+        /* A recorded group that is there changes nothing: a gc pass over
+         * running pods writes no state. */
+        r = s->dirty ? session_save(s) : 0;
+        if (r < 0 || exists)
+                return not_mkdir(r);
+
+        r = rdt_mon_group_create(s->env->root_fd, ctrl, s->uid, reterr_status);
+        if (r < 0 && r != -ENOSPC && r != -EBUSY && r != -ENOENT)
+                log_error_errno(r, "cannot create group for pod %s in %s (%s)", s->uid,
+                                ctrl_display(ctrl), *reterr_status ? *reterr_status : "?");
+        if (r == 0) {
+                /* Made by someone else since the look: theirs. */
+                pod_state_find_group(&s->st, ctrl)->owned = false;
+                return not_mkdir(session_save(s));
+        }
+        if (r < 0 && !recorded) {
+                pod_state_drop_group(&s->st, ctrl);
+                s->dirty = true;
+        }
+        return r;
+}
+
+/* 1 when the group lists no running task of the pod, 0 when it does,
+ * -errno. Where the pod's cgroup is recorded, a task outside it is not the
+ * pod's (what a reused pid named, another tool's doing): rmdir returns it to
+ * the control group, where it belongs, and *ret_strangers counts it. A task
+ * whose cgroup cannot be read counts as the pod's. Without the record, every
+ * running task counts. */
+static int group_is_empty_of_pod(const struct pod_session *s, const struct cgroup_mounts *mounts,
+                                 const char *ctrl, unsigned *ret_strangers)
+{
+        const struct pod_env *e = s->env;
+        _cleanup_free_ pid_t *tasks = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret_strangers = 0;
+        if (!s->st.has_pod_cgroup)
+                return rdt_mon_group_is_empty(e->root_fd, e->proc_fd, ctrl, s->uid);
+        r = rdt_mon_group_tasks(e->root_fd, ctrl, s->uid, &tasks, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                int under = cgroup_task_is_under(e->proc_fd, mounts, tasks[i], &s->st.pod_cgroup);
+
+                if (under == 0)
+                        (*ret_strangers)++;
+                else if (under != -ESRCH && proc_is_running(e->proc_fd, tasks[i]) != 0)
+                        return 0;
+        }
+        return 1;
+}
+
+/* rmdir of the group unless it holds a running task of the pod, both under
+ * the resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
+static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const char *ctrl)
+{
+        const struct pod_env *e = s->env;
+        unsigned strangers;
+        int r, empty;
+
+        r = pod_env_lock_resctrl(e);
+        if (r < 0)
+                return r;
+        empty = group_is_empty_of_pod(s, mounts, ctrl, &strangers);
+        if (empty == 1 && !s->dry_run)
+                r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
+        rdt_unlock(e->root_fd);
+        if (empty == 1 && strangers > 0 && r >= 0)
+                log_warning("group of pod %s in %s held %u tasks from outside the pod's cgroup; "
+                            "removing it returned them to %s",
+                            s->uid, ctrl_display(ctrl), strangers, ctrl_display(ctrl));
+
+        if (empty == -ENOENT)
+                return 1;
+        if (empty < 0)
+                return log_error_errno(empty, "cannot read the tasks of pod %s's group in %s",
+                                       s->uid, ctrl_display(ctrl));
+        if (r < 0)
+                return log_error_errno(r, "cannot remove the group of pod %s in %s", s->uid,
+                                       ctrl_display(ctrl));
+        return empty;
+}
+
+/* Removal only after the delay has fully passed: whole seconds on both
+ * sides, so "more than delay" errs late, never early. */
+static bool linger_over(const struct group *g, unsigned delay)
+{
+        int64_t now = now_boottime_sec();
+
+        return delay == 0 || now < (int64_t) g->emptied_at ||
+               now - (int64_t) g->emptied_at > (int64_t) delay;
+}
+
+/* What kubelet's cgroup of the pod says now: the one createRuntime recorded,
+ * or without a record (a pod recorded by 0.2, or not a kubelet pod), the one
+ * kubelet's layouts name (a pod cgroup found there that cannot be trusted
+ * counts as gone, as it always did, said in one line). A recorded one that
+ * cannot be read is UNSEEN: "cannot see" never means "gone". */
+static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
+                                        const struct cgroup_mounts *mounts)
+{
+        enum pod_cgroup state;
+        struct cgroup_ref ref;
+        int r;
+
+        if (s->st.has_pod_cgroup) {
+                r = kubepods_recorded_cgroup(mounts, &s->st.pod_cgroup, &state);
+                if (r < 0)
+                        log_warning_errno(r, "cannot read cgroup %s:%s of pod %s",
+                                          cgroup_hierarchy_name(&s->st.pod_cgroup),
+                                          s->st.pod_cgroup.path, s->uid);
+                return r < 0 ? POD_CGROUP_UNSEEN : state;
+        }
+        r = kubepods_pod_cgroup(mounts, s->uid, &state, &ref);
+        if (r < 0) {
+                log_warning_errno(r,
+                                  "cannot tell from cgroup %s whether pod %s lives; its group "
+                                  "goes as if it were gone",
+                                  ref.path, s->uid);
+                return POD_CGROUP_GONE;
+        }
+        return state;
+}
+
+int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
+{
+        unsigned delay = s->env->config->remove_delay_sec;
+        struct group *g = pod_state_find_group(&s->st, ctrl);
+        bool emptied_now;
+        int r;
+
+        if (!g || !g->owned) {
+                pod_state_drop_group(&s->st, ctrl);
+                s->dirty = true;
+                return GROUP_FORGOTTEN;
+        }
+        emptied_now = !g->emptied;
+        if (emptied_now) {
+                g->emptied = true;
+                g->emptied_at = (uint64_t) now_boottime_sec();
+        }
+        if (!linger_over(g, delay)) {
+                s->dirty |= emptied_now;
+                return GROUP_LINGERS;
+        }
+        /* Does the pod live on (g emptied)? While a process runs in its
+         * cgroup (containerd's sandbox, which no hook sees), or for
+         * emptyPodLingerSeconds after the group emptied while none does (a
+         * container between its restarts, CRI-O's dropped infra container). */
+        switch (pod_cgroup_state(s, mounts)) {
+        case POD_CGROUP_UNSEEN:
+                if (s->st.has_pod_cgroup)
+                        log_warning("cannot see cgroup %s:%s of pod %s from here; its group is "
+                                    "kept",
+                                    cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
+                                    s->uid);
+                else
+                        log_warning("cannot see a whole cgroup hierarchy from here to tell "
+                                    "whether pod %s lives; its group is kept",
+                                    s->uid);
+                s->dirty |= emptied_now;
+                return GROUP_POD_UNSEEN;
+        case POD_CGROUP_EMPTY:
+                if (linger_over(g, s->env->config->empty_pod_linger_sec))
+                        break;
+                /* fall through */
+        case POD_CGROUP_POPULATED:
+                s->dirty |= emptied_now;
+                return GROUP_POD_LIVES;
+        case POD_CGROUP_GONE:
+                break;
+        }
+        if (emptied_now) /* removed now, or kept only for its tasks */
+                g->emptied = false;
+
+        r = remove_if_empty(s, mounts, ctrl);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                log_warning("group of pod %s in %s still has tasks; kept", s->uid,
+                            ctrl_display(ctrl));
+                return GROUP_BUSY;
+        }
+        pod_state_drop_group(&s->st, ctrl);
+        s->dirty = true;
+        return GROUP_REMOVED;
+}
