@@ -362,12 +362,13 @@ static int parse_lock_timeout(struct cfg_parser *p, const char *key, void *field
         return parse_uint(p, key, 1, LOCK_TIMEOUT_MS_MAX, field);
 }
 
-/* removeDelaySeconds and emptyPodLingerSeconds. */
+/* removeDelaySeconds, emptyPodLingerSeconds and finalCountersSeconds. */
 static int parse_remove_delay(struct cfg_parser *p, const char *key, void *field)
 {
         return parse_uint(p, key, 0, REMOVE_DELAY_SEC_MAX, field);
 }
 
+/* One of two or three names. */
 static int parse_choice(struct cfg_parser *p, const char *key, const char *const names[], size_t n,
                         int *ret)
 {
@@ -382,8 +383,8 @@ static int parse_choice(struct cfg_parser *p, const char *key, const char *const
                         *ret = (int) i;
                         return 0;
                 }
-        return cfg_fail(p, &e.start_mark, key, "'%s' is not %s or %s", scalar(&e), names[0],
-                        names[1]);
+        return cfg_fail(p, &e.start_mark, key, "'%s' is not %s%s%s or %s", scalar(&e), names[0],
+                        n > 2 ? ", " : "", n > 2 ? names[1] : "", names[n - 1]);
 }
 
 static int parse_failure_policy(struct cfg_parser *p, const char *key, void *field)
@@ -399,6 +400,23 @@ static int parse_failure_policy(struct cfg_parser *p, const char *key, void *fie
         if (r < 0)
                 return r;
         *policy = (enum failure_policy) v;
+        return 0;
+}
+
+static int parse_rmid_budget(struct cfg_parser *p, const char *key, void *field)
+{
+        static const char *const names[] = {
+            [RMID_BUDGET_AUTO] = "auto",
+            [RMID_BUDGET_NODE] = "node",
+            [RMID_BUDGET_CTRL_GROUP] = "ctrlGroup",
+        };
+        enum rmid_budget *budget = field;
+        int r, v = 0;
+
+        r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
+        if (r < 0)
+                return r;
+        *budget = (enum rmid_budget) v;
         return 0;
 }
 
@@ -741,7 +759,9 @@ static const struct key_def config_keys[] = {
     {"lockTimeoutMs", parse_lock_timeout, offsetof(struct config, lock_timeout_ms)},
     {"removeDelaySeconds", parse_remove_delay, offsetof(struct config, remove_delay_sec)},
     {"emptyPodLingerSeconds", parse_remove_delay, offsetof(struct config, empty_pod_linger_sec)},
+    {"finalCountersSeconds", parse_remove_delay, offsetof(struct config, final_counters_sec)},
     {"mbmEvents", parse_mbm_events, offsetof(struct config, mbm_events)},
+    {"rmidBudget", parse_rmid_budget, offsetof(struct config, rmid_budget)},
     {"log", parse_log, 0},
 };
 
@@ -818,6 +838,8 @@ int config_init(struct config *c)
             .runtime_monitoring = RUNTIME_MONITORING_SKIP,
             .lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT_MS,
             .empty_pod_linger_sec = CONFIG_DEFAULT_EMPTY_POD_LINGER_SEC,
+            .final_counters_sec = CONFIG_DEFAULT_FINAL_COUNTERS_SEC,
+            .rmid_budget = RMID_BUDGET_AUTO,
             .mbm_events = ABMC_ALL_EVENTS,
             .log_level = LOG_INFO,
             .log_syslog = true,

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rdt.h"
+
 enum failure_policy {
         FAILURE_POLICY_IGNORE, /* log and exit 0: monitoring never blocks a pod */
         FAILURE_POLICY_FAIL, /* exit non-zero at createRuntime: the runtime refuses the container */
@@ -40,8 +42,10 @@ struct config {
         unsigned lock_timeout_ms;
         unsigned remove_delay_sec;     /* keep an emptied group this long for the pod's next one */
         unsigned empty_pod_linger_sec; /* ... and while kubelet's pod cgroup, empty, stays */
+        unsigned final_counters_sec; /* keep a removed group's last counts this long (finished.h) */
         unsigned mbm_events; /* with ABMC: the bandwidth events a pod's group keeps counters for */
-        int log_level;       /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
+        enum rmid_budget rmid_budget;
+        int log_level; /* syslog priority: LOG_ERR, LOG_WARNING, LOG_INFO or LOG_DEBUG */
         bool log_syslog;
         bool log_stderr;
 };
@@ -51,6 +55,8 @@ struct config {
 #define CONFIG_DEFAULT_LOCK_TIMEOUT_MS 2000u
 /* Twice kubelet's longest CrashLoopBackOff (5 min) between a container's restarts. */
 #define CONFIG_DEFAULT_EMPTY_POD_LINGER_SEC 600u
+/* Long enough for any scrape interval, and for a missed scrape or two. */
+#define CONFIG_DEFAULT_FINAL_COUNTERS_SEC 3600u
 
 /* Fills *c with the built-in defaults (documented in config/config.yaml). */
 int config_init(struct config *c);

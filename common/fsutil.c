@@ -154,6 +154,15 @@ int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
         return read_all_fd_until(fd, cap, INT64_MAX, ret, ret_len);
 }
 
+int read_file_at(int dir_fd, const char *name, size_t cap, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return read_all_fd(fd, cap, ret, ret_len);
+}
+
 int read_small_file_at(int dir_fd, const char *path, size_t cap, char **ret)
 {
         _cleanup_close_ int fd = -EBADF;

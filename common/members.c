@@ -54,7 +54,6 @@ int pod_state_save(int dir_fd, const char *uid, const struct pod_state *s)
 
 int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **reterr)
 {
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         char name[STATEDIR_NAME_SIZE], tmp[STATEDIR_NAME_SIZE];
         size_t len;
@@ -63,10 +62,7 @@ int pod_state_load(int dir_fd, const char *uid, struct pod_state *ret, char **re
         r = state_file_names(uid, name, tmp);
         if (r < 0)
                 return r;
-        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = read_all_fd(fd, STATE_FILE_MAX, &text, &len);
+        r = read_file_at(dir_fd, name, STATE_FILE_MAX, &text, &len);
         if (r == -EFBIG)
                 return bad_state(reterr, "larger than 1 MiB");
         if (r < 0)
@@ -331,8 +327,7 @@ static int pod_state_check(const struct pod_state *s, char **reterr)
         return 0;
 }
 
-/* Values as the kernel's text: exact, whatever the scale. */
-static json_t *format_baseline(const struct group *g)
+json_t *pod_state_baseline_to_json(const struct group *g)
 {
         json_auto_t *o = json_object();
 
@@ -357,7 +352,11 @@ static json_t *format_group(const struct group *g)
         if (g->emptied &&
             json_object_set_new(o, "emptied_at", json_integer((json_int_t) g->emptied_at)) < 0)
                 return NULL;
-        if (g->n_baseline > 0 && json_object_set_new(o, "baseline", format_baseline(g)) < 0)
+        if (g->created_at > 0 &&
+            json_object_set_new(o, "created_at", json_integer((json_int_t) g->created_at)) < 0)
+                return NULL;
+        if (g->n_baseline > 0 &&
+            json_object_set_new(o, "baseline", pod_state_baseline_to_json(g)) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -453,26 +452,25 @@ static int parse_string_or_null(json_t *v, const char *what, char **ret, char **
         return *ret ? 0 : -ENOMEM;
 }
 
-static int parse_baseline(json_t *o, size_t i, struct group *g, char **reterr)
+int pod_state_baseline_from_json(json_t *o, const char *what, struct group *g, char **reterr)
 {
         const char *key;
         json_t *v;
 
         if (!json_is_object(o))
-                return bad_state(reterr, "group %zu: baseline must be an object", i);
+                return bad_state(reterr, "%s: baseline must be an object", what);
         if (json_object_size(o) > STATE_BASELINE_MAX)
-                return bad_state(reterr, "group %zu: too many baseline entries", i);
+                return bad_state(reterr, "%s: too many baseline entries", what);
         json_object_foreach(o, key, v) {
                 struct counter_value cv;
                 int r;
 
                 if (!json_is_string(v) || counter_value_parse(json_string_value(v), &cv) < 0 ||
                     strchr(json_string_value(v), '\n'))
-                        return bad_state(reterr, "group %zu: baseline values must be counter text",
-                                         i);
+                        return bad_state(reterr, "%s: baseline values must be counter text", what);
                 r = pod_state_group_set_baseline(g, key, &cv);
                 if (r == -EINVAL)
-                        return bad_state(reterr, "group %zu: invalid baseline key", i);
+                        return bad_state(reterr, "%s: invalid baseline key", what);
                 if (r < 0)
                         return r;
         }
@@ -492,22 +490,33 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
         if (!json_is_array(groups))
                 return bad_state(reterr, "groups must be an array");
         json_array_foreach(groups, i, g) {
-                json_t *baseline = NULL, *emptied_at = NULL;
+                json_t *baseline = NULL, *emptied_at = NULL, *created_at = NULL;
                 json_error_t jerr;
                 const char *ctrl;
                 int owned, r;
 
-                if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o}", "ctrl", &ctrl, "owned",
-                                   &owned, "emptied_at", &emptied_at, "baseline", &baseline) < 0)
+                if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o, s?o}", "ctrl", &ctrl, "owned",
+                                   &owned, "emptied_at", &emptied_at, "created_at", &created_at,
+                                   "baseline", &baseline) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
                 if (emptied_at && !is_uint(emptied_at))
                         return bad_state(reterr, "group %zu: emptied_at must be an integer >= 0",
                                          i);
+                if (created_at && !is_uint(created_at))
+                        return bad_state(reterr, "group %zu: created_at must be an integer >= 0",
+                                         i);
                 r = pod_state_add_group(s, ctrl, owned);
-                if (r >= 0 && baseline)
-                        r = parse_baseline(baseline, i, &s->groups[s->n_groups - 1], reterr);
+                if (r >= 0 && baseline) {
+                        char what[32];
+
+                        (void) snprintf(what, sizeof(what), "group %zu", i);
+                        r = pod_state_baseline_from_json(baseline, what,
+                                                         &s->groups[s->n_groups - 1], reterr);
+                }
                 if (r < 0)
                         return r;
+                if (created_at)
+                        s->groups[s->n_groups - 1].created_at = json_integer_value(created_at);
                 if (emptied_at) {
                         s->groups[s->n_groups - 1].emptied = true;
                         s->groups[s->n_groups - 1].emptied_at =

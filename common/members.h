@@ -16,13 +16,17 @@
  * pod "pod_cgroup": the same object for kubelet's cgroup of the pod (the
  * nearest above its containers' that names the pod). Absent (or null): not
  * recorded, by an older version or for a container not below such a cgroup.
+ * From 0.3 on, a group records "created_at": when the hook made or adopted
+ * it, in Unix seconds (for its final counters, finished.h). 0.2 drops it
+ * when it saves the file: the group's creation is unknown then.
  * From 0.3 on, the pod records "boot_id", the boot its file was last
  * written in (proc_boot_id): state of an earlier boot (stateDir not on
  * tmpfs) names processes and groups that are gone. Absent: not recorded.
- * "pid_ns", "emptied_at", "baseline", "cgroup", "pod_cgroup" and "boot_id" are optional. A group is
- * listed from just before the hook mkdirs it until it is removed, so a group in resctrl named by a
- * pod UID but absent from every state file was never the hook's. "baseline" (omitted when empty)
- * holds the cumulative counters of the group as they read when the hook started using it, keyed
+ * "pid_ns", "emptied_at", "created_at", "baseline", "cgroup", "pod_cgroup" and "boot_id" are
+ * optional. A group is listed from just before the hook mkdirs it until it is removed, so a group
+ * in resctrl named by a pod UID but absent from every state file was never the hook's. "baseline"
+ * (omitted when empty) holds the cumulative counters of the group as they read when the hook
+ * started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
  * "1.500000"): a reused RMID can carry counts of its previous group.
  *
@@ -33,6 +37,7 @@
  * to do what is safe. "version" changes only for a format that is not. */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +72,7 @@ struct group {
         bool owned;          /* the hook created it; false when it found one it did not make */
         bool emptied;        /* its last member left and it lingers (removeDelaySeconds) */
         uint64_t emptied_at; /* when, in CLOCK_BOOTTIME seconds; meaningful iff emptied */
+        int64_t created_at;  /* when the hook made or adopted it, Unix seconds; 0: not recorded */
         struct baseline *baseline; /* counters when the hook started using it */
         size_t n_baseline;
 };
@@ -124,6 +130,12 @@ int pod_state_group_set_baseline(struct group *g, const char *key, const struct 
 void pod_state_group_clear_baseline(struct group *g);
 /* NULL when g has no baseline for key. */
 const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key);
+/* g's baseline as the member file holds it: {"<domain>/<event>": "<the
+ * kernel's text>"}, exact whatever the scale; NULL on ENOMEM. */
+json_t *pod_state_baseline_to_json(const struct group *g);
+/* Adds such an object's entries to g's baseline. 0; -EBADMSG with *reterr
+ * (when non-NULL) naming what is wrong, after "<what>: "; -ENOMEM. */
+int pod_state_baseline_from_json(json_t *o, const char *what, struct group *g, char **reterr);
 
 /* Was s written in another boot than boot_id ("": unknown)? Its processes
  * and groups are gone. Only where both are known and its pids are of

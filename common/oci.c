@@ -225,15 +225,11 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
 
 static int read_bundle_config(const char *bundle, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int dir_fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        dir_fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0)
                 return -errno;
-        fd = openat(dir_fd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return read_all_fd(fd, OCI_CONFIG_MAX, ret, ret_len);
+        return read_file_at(dir_fd, "config.json", OCI_CONFIG_MAX, ret, ret_len);
 }
 
 /* Field types follow runtime-spec's Go structs (omitempty), as runc reads them. */

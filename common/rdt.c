@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 
 #include "fsutil.h"
@@ -578,14 +580,15 @@ int rdt_groups_foreach(int root_fd, rdt_group_fn fn, void *userdata)
         return -errno;
 }
 
-static int read_num_rmids(int root_fd, const char *mon_dir, unsigned *ret)
+/* info/<sub>/<file> as a number > 0. */
+static int read_info_uint(int root_fd, const char *sub, const char *file, unsigned *ret)
 {
         _cleanup_free_ char *buf = NULL;
         unsigned long v;
         char *end;
         int r;
 
-        r = rdt_read_info_file(root_fd, mon_dir, "num_rmids", &buf);
+        r = rdt_read_info_file(root_fd, sub, file, &buf);
         if (r < 0)
                 return r;
         errno = 0;
@@ -606,7 +609,7 @@ int rdt_rmid_budget(int root_fd, unsigned *ret)
         /* Since 7.0 the kernel allocates from the smaller of the two RMID counts. */
         for (size_t i = 0; i < ELEMENTSOF(mon_dirs); i++) {
                 unsigned n;
-                int r = read_num_rmids(root_fd, mon_dirs[i], &n);
+                int r = read_info_uint(root_fd, mon_dirs[i], "num_rmids", &n);
 
                 if (r == -ENOENT)
                         continue;
@@ -619,6 +622,75 @@ int rdt_rmid_budget(int root_fd, unsigned *ret)
         if (!found)
                 return -ENOENT;
         *ret = budget - 1; /* RMID 0 is the root group's */
+        return 0;
+}
+
+int rdt_mon_groups_per_ctrl(int root_fd, unsigned *ret)
+{
+        unsigned rmids, closids;
+        int r;
+
+        r = read_info_uint(root_fd, "L3_MON", "num_rmids", &rmids);
+        if (r >= 0)
+                r = read_info_uint(root_fd, "L3", "num_closids", &closids);
+        if (r < 0)
+                return r;
+        if (rmids / closids < 1)
+                return -EBADMSG;
+        *ret = rmids / closids - 1;
+        return 0;
+}
+
+enum rmid_budget rdt_budget_rule(enum rmid_budget configured)
+{
+        struct utsname u;
+
+        if (configured != RMID_BUDGET_AUTO)
+                return configured;
+        return uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0 ? RMID_BUDGET_CTRL_GROUP
+                                                                   : RMID_BUDGET_NODE;
+}
+
+struct usage_list {
+        struct rdt_ctrl_usage *items;
+        size_t n;
+};
+
+static int count_usage(const char *ctrl, const char *mon, void *userdata)
+{
+        struct usage_list *l = userdata;
+        struct rdt_ctrl_usage *a;
+
+        if (mon) { /* ctrl's entry comes first: the root's is there, others' made below */
+                for (size_t i = 0; i < l->n; i++)
+                        if (strcmp(l->items[i].name, ctrl) == 0)
+                                l->items[i].mon_groups++;
+                return 0;
+        }
+        a = reallocarray(l->items, l->n + 1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        l->items = a;
+        a[l->n] = (struct rdt_ctrl_usage){0};
+        (void) snprintf(a[l->n].name, sizeof(a[l->n].name), "%s", ctrl);
+        l->n++;
+        return 0;
+}
+
+int rdt_mon_groups_count(int root_fd, struct rdt_ctrl_usage **ret, size_t *ret_n)
+{
+        struct usage_list l = {0};
+        int r;
+
+        r = count_usage("/", NULL, &l);
+        if (r >= 0)
+                r = rdt_groups_foreach(root_fd, count_usage, &l);
+        if (r < 0) {
+                free(l.items);
+                return r;
+        }
+        *ret = l.items;
+        *ret_n = l.n;
         return 0;
 }
 

@@ -7,7 +7,9 @@
  * O_NOFOLLOW, so a planted symlink never leads outside the resctrl tree. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define RDTGROUP_SUPER_MAGIC 0x7655821
@@ -130,7 +132,35 @@ int rdt_groups_count(int root_fd, unsigned *ret);
  * symlinks: *ret malloc'd. -ENOENT when there is no such file. */
 int rdt_read_info_file(int root_fd, const char *sub, const char *file, char **ret);
 
+/* Where the hardware limits monitoring groups. */
+enum rmid_budget {
+        RMID_BUDGET_AUTO,       /* per control group on Arm (MPAM), the node's elsewhere */
+        RMID_BUDGET_NODE,       /* one RMID space for the node (x86 RDT, AMD PQoS) */
+        RMID_BUDGET_CTRL_GROUP, /* a PMG space in each control group (Arm MPAM) */
+};
+
 /* How many monitoring groups the system can have in all: the smallest
  * num_rmids of info/L3_MON and info/PERF_PKG_MON (whichever exist), minus the
  * root's RMID 0. -ENOENT when neither exists. For log messages. */
 int rdt_rmid_budget(int root_fd, unsigned *ret);
+
+/* Where Arm MPAM limits them instead: each control group has PMGs of its
+ * own, and num_rmids is their count times the PARTIDs' (num_closids); a
+ * control group's own monitoring takes one PMG, so it can have
+ * num_rmids / num_closids - 1 monitoring groups. -ENOENT without
+ * info/L3_MON or info/L3. */
+int rdt_mon_groups_per_ctrl(int root_fd, unsigned *ret);
+
+/* RMID_BUDGET_AUTO resolved for this machine: per control group on arm64,
+ * where resctrl is MPAM; the node's elsewhere. */
+enum rmid_budget rdt_budget_rule(enum rmid_budget configured);
+
+/* A control group's monitoring groups (rdt_mon_groups_count). */
+struct rdt_ctrl_usage {
+        char name[NAME_MAX + 1]; /* "/" for the root */
+        unsigned mon_groups;
+};
+
+/* Every control group, the root first, with its monitoring groups, whoever
+ * made them (*ret malloc'd). Read-only: take rdt_lock (LOCK_SH) around it. */
+int rdt_mon_groups_count(int root_fd, struct rdt_ctrl_usage **ret, size_t *ret_n);

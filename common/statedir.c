@@ -17,18 +17,14 @@ static const char *const suffixes[] = {
     [STATEDIR_LOCK] = ".lock",
 };
 
-int statedir_open(const char *path, bool create, int *ret_fd)
+/* A directory, no symlink; for a writer (create), owned by it and
+ * writable by no one else. */
+static int open_trusted(int dir_fd, const char *path, bool create, int *ret_fd)
 {
         _cleanup_close_ int fd = -EBADF;
-        size_t len = path ? strlen(path) : 0;
         struct stat st;
 
-        if (len == 0 || (len > 1 && path[len - 1] == '/'))
-                return -EINVAL;
-        if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
-                return -errno;
-
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)
@@ -38,6 +34,25 @@ int statedir_open(const char *path, bool create, int *ret_fd)
 
         *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+int statedir_open(const char *path, bool create, int *ret_fd)
+{
+        size_t len = path ? strlen(path) : 0;
+
+        if (len == 0 || (len > 1 && path[len - 1] == '/'))
+                return -EINVAL;
+        if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+
+        return open_trusted(AT_FDCWD, path, create, ret_fd);
+}
+
+int statedir_open_finished(int state_fd, bool create, int *ret_fd)
+{
+        if (create && mkdirat(state_fd, STATEDIR_FINISHED, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return open_trusted(state_fd, STATEDIR_FINISHED, create, ret_fd);
 }
 
 int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE])

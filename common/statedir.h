@@ -9,6 +9,7 @@
  *   outcome.<stage>.<result>  the hook outcome counters (outcome.h)
  *   watch.state               what the running watch says (watch_state.h)
  *   watch.lock                held by the running watch: one a stateDir
+ *   finished/                 finished pods' final counters (finished.h)
  * A <uid> is a canonical pod UID (oci.h). Other versions ignore names they
  * do not know. */
 #pragma once
@@ -31,6 +32,7 @@ enum statedir_file {
 #define STATEDIR_OUTCOME_PREFIX "outcome."
 #define STATEDIR_WATCH_STATE "watch.state"
 #define STATEDIR_WATCH_LOCK "watch.lock"
+#define STATEDIR_FINISHED "finished"
 
 /* Opens stateDir (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): a directory,
  * no symlink (nor a trailing slash, which would follow one). create, for
@@ -40,6 +42,11 @@ enum statedir_file {
  * Readers (status, check, run by any user) never make it (-ENOENT), and
  * read it whoever owns it: check's state-dir row says what is wrong. */
 int statedir_open(const char *path, bool create, int *ret_fd);
+
+/* Opens stateDir's finished/ (state_fd from statedir_open) by the same rule:
+ * create (0700 if missing) and trust it only if the caller owns it, for
+ * writers; open it as it is, for readers. */
+int statedir_open_finished(int state_fd, bool create, int *ret_fd);
 
 /* The name of pod uid's file of that kind into buf; -EINVAL when uid is no
  * file name. */

@@ -233,11 +233,55 @@ static bool check_monitoring(struct checker *k)
         return true;
 }
 
+/* Arm MPAM: each control group its own PMGs; lists every control group's
+ * use, and warns for those with none left. */
+static void check_rmids_per_ctrl(struct checker *k)
+{
+        _cleanup_free_ struct rdt_ctrl_usage *use = NULL;
+        char list[1024] = "";
+        unsigned budget, full = 0;
+        size_t n = 0, len = 0;
+        int r;
+
+        r = rdt_mon_groups_per_ctrl(k->root_fd, &budget);
+        if (r < 0) {
+                add(k, "rmids", LEVEL_FAIL, NULL, "cannot read num_rmids and num_closids: %s",
+                    strerror(-r));
+                return;
+        }
+        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
+        if (r >= 0) {
+                r = rdt_mon_groups_count(k->root_fd, &use, &n);
+                rdt_unlock(k->root_fd);
+        }
+        if (r < 0) {
+                add(k, "rmids", LEVEL_FAIL, NULL, "cannot count the groups: %s", strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < n && len < sizeof(list); i++) {
+                full += use[i].mon_groups >= budget;
+                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s %u in use%s",
+                                         i ? ", " : "", use[i].name, use[i].mon_groups,
+                                         use[i].mon_groups >= budget ? " (full)" : "");
+        }
+        add(k, "rmids", full ? LEVEL_WARN : LEVEL_OK,
+            full ? "pods of a full control group start unmonitored: monitor fewer of them, or "
+                   "remove groups there that are not needed"
+                 : NULL,
+            "%u monitoring groups in each control group at most (per control group, as on Arm "
+            "MPAM: num_rmids / num_closids, less the control group's own); %s",
+            budget, list);
+}
+
 static void check_rmids(struct checker *k)
 {
         unsigned budget, used = 0;
         int r;
 
+        if (rdt_budget_rule(k->config.rmid_budget) == RMID_BUDGET_CTRL_GROUP) {
+                check_rmids_per_ctrl(k);
+                return;
+        }
         r = rdt_rmid_budget(k->root_fd, &budget);
         if (r < 0) {
                 add(k, "rmids", LEVEL_FAIL, NULL, "cannot read num_rmids: %s", strerror(-r));
@@ -256,7 +300,8 @@ static void check_rmids(struct checker *k)
             used >= budget ? "monitor fewer pods (namespaces, labelSelector) or remove groups "
                              "that are not needed; new pods start unmonitored"
                            : NULL,
-            "%u groups at most (the smaller num_rmids, less the root's), %u in use, %u free; "
+            "%u groups at most (for the node: the smaller num_rmids, less the root's), %u in use, "
+            "%u free; "
             "RMIDs freed lately wait in limbo until their cache lines age out (mkdir then fails "
             "with EBUSY)",
             budget, used, used >= budget ? 0 : budget - used);

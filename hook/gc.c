@@ -13,6 +13,7 @@
 
 #include "abmc.h"
 #include "counters.h"
+#include "finished.h"
 #include "fsutil.h"
 #include "gc.h"
 #include "log.h"
@@ -715,6 +716,24 @@ static void mark_pass(int state_fd)
                 log_debug("cannot mark the pass in %s: %m", STATEDIR_GC_LAST_PASS);
 }
 
+/* Final counters past finalCountersSeconds go, though no pod ends to make
+ * its writer remove them (finished.h); a failure costs only the space. */
+static void prune_final_counters(const struct pod_env *e)
+{
+        _cleanup_close_ int dir_fd = -EBADF;
+        int r;
+
+        r = statedir_open_finished(e->state_fd, true, &dir_fd);
+        if (r >= 0)
+                r = finished_prune(dir_fd, e->config->final_counters_sec,
+                                   now_usec() + (int64_t) pod_env_wait_ms(e) * 1000);
+        if (r < 0)
+                log_warning_errno(r, "cannot remove expired final counters in stateDir '%s'",
+                                  e->config->state_dir);
+        else if (r > 0)
+                log_debug("removed %d expired records of final counters", r);
+}
+
 static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
 {
         _cleanup_free_ struct statedir_pod *pods = NULL;
@@ -763,8 +782,10 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         gc->n_full = 0;
         if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, pods, n);
-        if (r >= 0 && !gc->opts.dry_run)
+        if (r >= 0 && !gc->opts.dry_run) {
+                prune_final_counters(&gc->env);
                 mark_pass(gc->env.state_fd);
+        }
         pod_env_close(&gc->env);
         cgroup_mounts_close(&gc->cgroups);
         if (r >= 0 && gc->opts.json) {

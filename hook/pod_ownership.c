@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "counters.h"
+#include "finished.h"
 #include "kubepods.h"
 #include "fsutil.h"
 #include "log.h"
@@ -76,9 +78,11 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
                 g = &s->st.groups[s->st.n_groups - 1];
+                g->created_at = time(NULL);
                 s->dirty = true;
         } else if (!exists) {
                 g->owned = true;
+                g->created_at = time(NULL); /* a new RMID: its counts start anew */
                 s->dirty = true;
         }
         if (s->dry_run)
@@ -136,12 +140,63 @@ static int group_is_empty_of_pod(const struct pod_session *s, const struct cgrou
         return 1;
 }
 
-/* rmdir of the group unless it holds a running task of the pod, both under
- * the resctrl lock. 1 when removed (or already gone), 0 when it has tasks. */
-static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mounts,
-                           const char *ctrl)
+/* The group's cumulative counters as they read now, with the pod's
+ * identity, for the record of its end: read right before the rmdir, which
+ * takes them away. False (logged) when there is nothing to record: the
+ * group goes all the same. */
+static bool read_final_counters(const struct pod_session *s, const struct group *g,
+                                struct finished_pod *f)
+{
+        _cleanup_close_ int group_fd = -EBADF;
+        int r;
+
+        if (s->env->config->final_counters_sec == 0)
+                return false;
+        r = finished_pod_init(f, s->uid, &s->st, g);
+        if (r >= 0)
+                r = rdt_mon_group_open(s->env->root_fd, g->ctrl, s->uid, &group_fd);
+        /* Cumulative only: a gauge of a group without tasks says nothing,
+         * and MPAM's llc_occupancy may block while no monitor is free. */
+        if (r >= 0)
+                r = counters_read(group_fd, true, &f->rd, &f->n_rd);
+        if (r == -ENOENT) /* gone already: nothing to remove, nothing to keep */
+                return false;
+        if (r < 0)
+                log_warning_errno(r, "cannot read the final counters of pod %s's group in %s",
+                                  s->uid, ctrl_display(g->ctrl));
+        return r >= 0;
+}
+
+/* Keeps the final counters in stateDir (finished.h) before the rmdir, so
+ * that a kill between the two loses nothing. A failure costs the record,
+ * never the removal. *ret_dir_fd for finished_remove, should the rmdir fail. */
+static void keep_final_counters(const struct pod_session *s, const struct finished_pod *f,
+                                int *ret_dir_fd)
 {
         const struct pod_env *e = s->env;
+        int r;
+
+        r = statedir_open_finished(e->state_fd, true, ret_dir_fd);
+        if (r >= 0)
+                r = finished_save(*ret_dir_fd, f, e->config->final_counters_sec, FINISHED_MAX_BYTES,
+                                  now_usec() + (int64_t) pod_env_wait_ms(e) * 1000);
+        if (r < 0)
+                log_warning_errno(r,
+                                  "cannot keep the final counters of pod %s's group in %s in "
+                                  "stateDir '%s'",
+                                  s->uid, ctrl_display(f->group.ctrl), e->config->state_dir);
+}
+
+/* rmdir of the group unless it holds a running task of the pod, with the
+ * record of its final counters, all under the resctrl lock. 1 when removed
+ * (or already gone), 0 when it has tasks. */
+static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mounts,
+                           const struct group *g)
+{
+        _cleanup_(finished_pod_done) struct finished_pod final = {0};
+        _cleanup_close_ int final_fd = -EBADF;
+        const struct pod_env *e = s->env;
+        const char *ctrl = g->ctrl;
         unsigned strangers;
         int r, empty;
 
@@ -149,8 +204,13 @@ static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mo
         if (r < 0)
                 return r;
         empty = group_is_empty_of_pod(s, mounts, ctrl, &strangers);
-        if (empty == 1 && !s->dry_run)
+        if (empty == 1 && !s->dry_run) {
+                if (read_final_counters(s, g, &final))
+                        keep_final_counters(s, &final, &final_fd);
                 r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
+                if (r < 0 && final_fd >= 0)
+                        (void) finished_remove(final_fd, &final);
+        }
         rdt_unlock(e->root_fd);
         if (empty == 1 && strangers > 0 && r >= 0)
                 log_warning("group of pod %s in %s held %u tasks from outside the pod's cgroup; "
@@ -260,7 +320,7 @@ int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts,
         if (emptied_now) /* removed now, or kept only for its tasks */
                 g->emptied = false;
 
-        r = remove_if_empty(s, mounts, ctrl);
+        r = remove_if_empty(s, mounts, g);
         if (r < 0)
                 return r;
         if (r == 0) {

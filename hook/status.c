@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "command.h"
 #include "counters.h"
+#include "finished.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"
@@ -59,9 +60,10 @@ struct pod_view {
         struct group_view *groups;
         struct total *totals;
         size_t n_totals;
-        unsigned threads;           /* of its live monitored containers */
-        unsigned threads_in;        /* of those, in the pod's groups */
-        unsigned threads_elsewhere; /* of those, in another monitoring or control group */
+        unsigned threads;               /* of its live monitored containers */
+        unsigned threads_in;            /* of those, in the pod's groups */
+        unsigned threads_elsewhere;     /* of those, in another monitoring or control group */
+        int64_t created_at, removed_at; /* a finished pod's (Unix seconds; 0: unknown) */
 };
 
 struct node_view {
@@ -69,7 +71,11 @@ struct node_view {
         int proc_fd;
         char boot_id[BOOT_ID_LEN + 1]; /* this boot's; "" when unknown */
         uint64_t pid_ns;               /* this process's; 0 when unknown */
-        int budget;                    /* -errno when unknown */
+        enum rmid_budget rule;         /* NODE or CTRL_GROUP (rdt_budget_rule) */
+        int budget;                    /* NODE: groups of the node; -errno when unknown or CTRL */
+        int per_ctrl;                  /* CTRL_GROUP: groups of each control group; -errno */
+        struct rdt_ctrl_usage *ctrls;  /* CTRL_GROUP: each control group's */
+        size_t n_ctrls;
         bool abmc; /* counters must be assigned (mbm_event mode): total and available are read */
         int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
         bool watch_running;   /* watch.state names a watch that runs: watch holds its figures */
@@ -82,6 +88,8 @@ struct node_view {
         size_t n_outcomes;
         struct pod_view *pods;
         size_t n_pods;
+        struct pod_view *finished; /* pods whose group the hook removed: its final counters */
+        size_t n_finished;
 };
 
 static bool member_alive(const struct node_view *nv, const struct member *m)
@@ -180,7 +188,11 @@ static void node_view_done(struct node_view *nv)
         for (size_t i = 0; i < nv->n_pods; i++)
                 pod_view_done(&nv->pods[i]);
         free(nv->pods);
+        for (size_t i = 0; i < nv->n_finished; i++)
+                pod_view_done(&nv->finished[i]);
+        free(nv->finished);
         free(nv->outcomes);
+        free(nv->ctrls);
         closep(&nv->proc_fd);
 }
 
@@ -220,6 +232,84 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
                 pv->groups[i].g = &pv->st.groups[i];
         nv->n_pods++;
         return 0;
+}
+
+/* A finished pod's record as the view of a pod with one group, whose
+ * readings are those read right before its removal: the totals, JSON and
+ * series of live pods then serve it too. Takes what f holds. */
+static int add_finished(struct node_view *nv, struct finished_pod *f)
+{
+        struct pod_view *pv = &nv->finished[nv->n_finished];
+
+        *pv = (struct pod_view){.created_at = f->created_at, .removed_at = f->removed_at};
+        memcpy(pv->uid, f->uid, sizeof(pv->uid));
+        pv->st.groups = calloc(1, sizeof(*pv->st.groups));
+        pv->groups = calloc(1, sizeof(*pv->groups));
+        if (!pv->st.groups || !pv->groups) {
+                pod_view_done(pv);
+                return -ENOMEM;
+        }
+        pv->st.namespace = TAKE_PTR(f->namespace);
+        pv->st.pod_name = TAKE_PTR(f->pod_name);
+        pv->st.groups[0] = f->group;
+        f->group = (struct group){0};
+        pv->st.n_groups = 1;
+        pv->groups[0] = (struct group_view){
+            .g = &pv->st.groups[0], .rd = TAKE_PTR(f->rd), .n_rd = f->n_rd, .bandwidth = -1};
+        f->n_rd = 0;
+        nv->n_finished++;
+        return pod_totals(pv);
+}
+
+/* Is f's group still there: its removal was killed between the record and
+ * the rmdir? Then its counters are the live pod's, not yet final. */
+static bool group_lives(const struct node_view *nv, const struct finished_pod *f)
+{
+        for (size_t i = 0; i < nv->n_pods; i++) {
+                const struct pod_view *pv = &nv->pods[i];
+
+                if (strcmp(pv->uid, f->uid) != 0)
+                        continue;
+                for (size_t j = 0; j < pv->st.n_groups; j++)
+                        if (finished_pod_is_of(f, pv->groups[j].g) &&
+                            pv->groups[j].error != -ENOENT)
+                                return true;
+        }
+        return false;
+}
+
+/* The final counters kept in stateDir/finished/ (finished.h), but those of
+ * groups still there. */
+static int gather_finished(struct node_view *nv)
+{
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
+        struct finished_pod *f = NULL;
+        unsigned bad = 0;
+        size_t n = 0;
+        int r;
+
+        r = statedir_open(nv->config->state_dir, false, &state_fd);
+        if (r >= 0)
+                r = statedir_open_finished(state_fd, false, &dir_fd);
+        if (r == -ENOENT)
+                return 0; /* no hook has run, or removed a group, yet */
+        if (r >= 0)
+                r = finished_load(dir_fd, nv->config->final_counters_sec, &f, &n, &bad);
+        if (r < 0)
+                return r;
+        if (bad > 0)
+                log_warning("%u records of final counters in %s/%s do not parse; passed over", bad,
+                            nv->config->state_dir, STATEDIR_FINISHED);
+        nv->finished = calloc(n + 1, sizeof(*nv->finished));
+        if (!nv->finished)
+                r = -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0 && !group_lives(nv, &f[i]))
+                        r = add_finished(nv, &f[i]);
+                finished_pod_done(&f[i]);
+        }
+        free(f);
+        return r;
 }
 
 static int gather_pods(struct node_view *nv)
@@ -283,8 +373,16 @@ static int gather_resctrl(struct node_view *nv)
         r = rdt_open(nv->config->resctrl_path, nv->config->require_resctrl_fs, &root_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot open resctrl at '%s'", nv->config->resctrl_path);
-        r = rdt_rmid_budget(root_fd, &budget);
-        nv->budget = r < 0 ? r : (int) budget;
+        nv->rule = rdt_budget_rule(nv->config->rmid_budget);
+        if (nv->rule == RMID_BUDGET_NODE) {
+                r = rdt_rmid_budget(root_fd, &budget);
+                nv->budget = r < 0 ? r : (int) budget;
+                nv->per_ctrl = -ENOTSUP;
+        } else {
+                r = rdt_mon_groups_per_ctrl(root_fd, &budget);
+                nv->per_ctrl = r < 0 ? r : (int) budget;
+                nv->budget = -ENOTSUP;
+        }
         nv->abmc = abmc_active(root_fd) == 1 &&
                    abmc_counters(root_fd, &nv->mbm_total, &nv->mbm_available) >= 0;
 
@@ -312,6 +410,8 @@ static int gather_resctrl(struct node_view *nv)
                 return log_error_errno(r, "cannot take the resctrl lock within %u ms",
                                        nv->config->lock_timeout_ms);
         r = rdt_groups_count(root_fd, &nv->in_use);
+        if (r >= 0 && nv->rule == RMID_BUDGET_CTRL_GROUP)
+                r = rdt_mon_groups_count(root_fd, &nv->ctrls, &nv->n_ctrls);
         rdt_unlock(root_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot list the groups");
@@ -336,6 +436,10 @@ static int gather(struct node_view *nv)
         r = gather_resctrl(nv);
         if (r < 0)
                 return r;
+        r = gather_finished(nv);
+        if (r < 0)
+                return log_error_errno(r, "cannot read the final counters in '%s/%s'",
+                                       nv->config->state_dir, STATEDIR_FINISHED);
         for (size_t i = 0; i < nv->n_pods; i++) {
                 struct pod_view *pv = &nv->pods[i];
 
@@ -442,6 +546,30 @@ static void print_pod_totals(const struct pod_view *pv)
         }
 }
 
+static void print_finished(const struct node_view *nv)
+{
+        char a[TEXT_ESCAPED_SIZE], b[TEXT_ESCAPED_SIZE], c[TEXT_ESCAPED_SIZE];
+        time_t now = time(NULL);
+
+        if (nv->n_finished > 0)
+                printf("finished pods, their counters when the hook removed their group (kept %u "
+                       "s):\n",
+                       nv->config->final_counters_sec);
+        for (size_t i = 0; i < nv->n_finished; i++) {
+                const struct pod_view *pv = &nv->finished[i];
+
+                printf("pod %s  %s/%s  group %s removed %lld s ago", pv->uid,
+                       cell(a, pv->st.namespace), cell(b, pv->st.pod_name),
+                       cell(c, pv->st.groups[0].ctrl), (long long) (now - pv->removed_at));
+                if (pv->created_at > 0)
+                        printf(", %lld s after it was made",
+                               (long long) (pv->removed_at - pv->created_at));
+                putchar('\n');
+                print_pod_totals(pv);
+                putchar('\n');
+        }
+}
+
 static void print_table(const struct node_view *nv)
 {
         char a[TEXT_ESCAPED_SIZE], b[TEXT_ESCAPED_SIZE];
@@ -469,9 +597,20 @@ static void print_table(const struct node_view *nv)
                 print_pod_totals(pv);
                 printf("\n");
         }
+        print_finished(nv);
         if (nv->budget >= 0)
                 printf("node: %d RMIDs for groups, %u in use, %u groups owned by the hook\n",
                        nv->budget, nv->in_use, nv->owned);
+        if (nv->per_ctrl >= 0) {
+                printf("node: %d monitoring groups in each control group (per control group, as "
+                       "on Arm MPAM); in use:",
+                       nv->per_ctrl);
+                for (size_t i = 0; i < nv->n_ctrls; i++)
+                        printf(" %s %u%s%s", nv->ctrls[i].name, nv->ctrls[i].mon_groups,
+                               (int) nv->ctrls[i].mon_groups >= nv->per_ctrl ? " (full)" : "",
+                               i + 1 < nv->n_ctrls ? "," : "");
+                printf("; %u groups owned by the hook\n", nv->owned);
+        }
         if (nv->abmc) {
                 printf("bandwidth counters (mbm_event mode):");
                 for (size_t i = 0; i < nv->mbm_total.n; i++)
@@ -575,9 +714,30 @@ static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv
         return TAKE_PTR(a);
 }
 
+/* A pod's counters summed across its domains and groups. */
+static json_t *json_totals(const struct pod_view *pv)
+{
+        json_auto_t *totals = json_array();
+
+        for (size_t i = 0; totals && i < pv->n_totals; i++) {
+                const struct total *t = &pv->totals[i];
+                bool ok = t->state == COUNTER_OK;
+
+                if (json_array_append_new(
+                        totals, json_pack("{s:s, s:s, s:s?, s:s, s:o, s:o, s:I}", "name", t->name,
+                                          "kind", counter_kind_to_string(t->kind), "unit", t->unit,
+                                          "state", counter_state_to_string(t->state), "value",
+                                          json_value(ok && t->sum_ok, &t->sum), "delta",
+                                          json_value(ok && t->delta_ok, &t->delta), "unreadable",
+                                          (json_int_t) t->n_unreadable)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(totals);
+}
+
 static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
 {
-        json_auto_t *unmonitored = json_array(), *totals = json_array();
+        json_auto_t *unmonitored = json_array();
 
         for (size_t j = 0; unmonitored && j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
@@ -596,27 +756,14 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
                                       : json_null())) < 0)
                         return NULL;
         }
-        for (size_t i = 0; totals && i < pv->n_totals; i++) {
-                const struct total *t = &pv->totals[i];
-                bool ok = t->state == COUNTER_OK;
-
-                if (json_array_append_new(
-                        totals, json_pack("{s:s, s:s, s:s?, s:s, s:o, s:o, s:I}", "name", t->name,
-                                          "kind", counter_kind_to_string(t->kind), "unit", t->unit,
-                                          "state", counter_state_to_string(t->state), "value",
-                                          json_value(ok && t->sum_ok, &t->sum), "delta",
-                                          json_value(ok && t->delta_ok, &t->delta), "unreadable",
-                                          (json_int_t) t->n_unreadable)) < 0)
-                        return NULL;
-        }
-        if (!unmonitored || !totals)
+        if (!unmonitored)
                 return NULL;
-        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:O, s:{s:I, s:I, s:I}}", "uid",
+        return json_pack("{s:s, s:s?, s:s?, s:s?, s:o, s:O, s:o, s:{s:I, s:I, s:I}}", "uid",
                          pv->uid, "namespace", pv->st.namespace, "pod", pv->st.pod_name, "error",
                          pv->why, "groups", json_groups(nv, pv), "unmonitored", unmonitored,
-                         "counters", totals, "threads", "containers", (json_int_t) pv->threads,
-                         "in_groups", (json_int_t) pv->threads_in, "elsewhere",
-                         (json_int_t) pv->threads_elsewhere);
+                         "counters", json_totals(pv), "threads", "containers",
+                         (json_int_t) pv->threads, "in_groups", (json_int_t) pv->threads_in,
+                         "elsewhere", (json_int_t) pv->threads_elsewhere);
 }
 
 /* The running watch's figures; null when none runs. */
@@ -629,6 +776,23 @@ static json_t *json_watch(const struct node_view *nv)
                          "gc", (json_int_t) nv->watch.joins_gc, "lost_events",
                          (json_int_t) nv->watch.lost_events, "passes",
                          (json_int_t) nv->watch.passes);
+}
+
+/* Each control group's monitoring groups, where the budget is per control
+ * group; null where it is the node's. */
+static json_t *json_ctrls(const struct node_view *nv)
+{
+        json_auto_t *a = NULL;
+
+        if (nv->rule == RMID_BUDGET_NODE)
+                return json_null();
+        a = json_array();
+        for (size_t i = 0; a && i < nv->n_ctrls; i++)
+                if (json_array_append_new(a, json_pack("{s:s, s:I}", "name", nv->ctrls[i].name,
+                                                       "mon_groups",
+                                                       (json_int_t) nv->ctrls[i].mon_groups)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
 }
 
 static json_t *json_node(const struct node_view *nv)
@@ -658,28 +822,45 @@ static json_t *json_node(const struct node_view *nv)
                         return NULL;
         if (!counters)
                 return NULL;
-        return json_pack("{s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o, s:o, s:o}", "rmids_total",
-                         nv->budget >= 0 ? json_integer(nv->budget) : json_null(), "rmids_in_use",
-                         (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
-                         "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
-                         (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in,
-                         "mbm_counters", nv->abmc ? json_incref(counters) : json_null(),
-                         "gc_last_pass",
-                         nv->gc_last_pass > 0 ? json_integer(nv->gc_last_pass) : json_null(),
-                         "watch", json_watch(nv));
+        return json_pack(
+            "{s:s, s:o, s:o, s:o, s:I, s:I, s:O, s:O, s:{s:I, s:I}, s:o, s:o, s:o}", "rmid_budget",
+            nv->rule == RMID_BUDGET_NODE ? "node" : "ctrl_group", "mon_groups_per_ctrl",
+            nv->per_ctrl >= 0 ? json_integer(nv->per_ctrl) : json_null(), "ctrl_groups",
+            json_ctrls(nv), "rmids_total", nv->budget >= 0 ? json_integer(nv->budget) : json_null(),
+            "rmids_in_use", (json_int_t) nv->in_use, "groups_owned", (json_int_t) nv->owned,
+            "unmonitored", reasons, "hook_outcomes", outcomes, "threads", "containers",
+            (json_int_t) nv->threads, "in_groups", (json_int_t) nv->threads_in, "mbm_counters",
+            nv->abmc ? json_incref(counters) : json_null(), "gc_last_pass",
+            nv->gc_last_pass > 0 ? json_integer(nv->gc_last_pass) : json_null(), "watch",
+            json_watch(nv));
+}
+
+/* A finished pod: its totals and readings when its group was removed. */
+static json_t *json_finished(const struct pod_view *pv)
+{
+        return json_pack("{s:s, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o}", "uid", pv->uid, "namespace",
+                         pv->st.namespace, "pod", pv->st.pod_name, "ctrl_group",
+                         pv->st.groups[0].ctrl, "created_at",
+                         pv->created_at > 0 ? json_integer(pv->created_at) : json_null(),
+                         "removed_at", (json_int_t) pv->removed_at, "counters", json_totals(pv),
+                         "readings", json_readings(&pv->groups[0]));
 }
 
 static int print_json(const struct node_view *nv)
 {
-        json_auto_t *pods = json_array(), *root = NULL;
+        json_auto_t *pods = json_array(), *finished = json_array(), *root = NULL;
         _cleanup_free_ char *text = NULL;
 
         for (size_t i = 0; pods && i < nv->n_pods; i++)
                 if (json_array_append_new(pods, json_pod(nv, &nv->pods[i])) < 0)
                         return -ENOMEM;
-        root = pods ? json_pack("{s:s, s:o, s:O}", "resctrl_path", nv->config->resctrl_path, "node",
-                                json_node(nv), "pods", pods)
-                    : NULL;
+        for (size_t i = 0; finished && i < nv->n_finished; i++)
+                if (json_array_append_new(finished, json_finished(&nv->finished[i])) < 0)
+                        return -ENOMEM;
+        root = pods && finished
+                   ? json_pack("{s:s, s:o, s:O, s:O}", "resctrl_path", nv->config->resctrl_path,
+                               "node", json_node(nv), "pods", pods, "finished", finished)
+                   : NULL;
         text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
         if (!text)
                 return -ENOMEM;
@@ -690,9 +871,11 @@ static int print_json(const struct node_view *nv)
 /* A counter's value for Prometheus: the count since the hook started using
  * the group where a baseline exists, so that a reused RMID's residue is no
  * increase; the raw value otherwise. A re-created group starts again near
- * zero, which Prometheus takes as a counter reset. */
+ * zero, which Prometheus takes as a counter reset. A finished pod's
+ * (resctrl_pod_final_*) has the same labels, so that the sum of both series
+ * goes on where the live one ends. */
 static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
-                        const struct group_view *gv, const struct counter_reading *rd)
+                        const struct group_view *gv, const struct counter_reading *rd, bool final)
 {
         const char *labels[] = {"pod_uid",    pv->uid,
                                 "namespace",  or_dash(pv->st.namespace),
@@ -708,12 +891,14 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
 
         if (rd->state != COUNTER_OK)
                 return 0; /* Unavailable, Error, Unassigned: no sample */
-        r = prom_counter_name("resctrl_pod_", rd->name, rd->kind, rd->unit, &name);
+        r = prom_counter_name(final ? "resctrl_pod_final_" : "resctrl_pod_", rd->name, rd->kind,
+                              rd->unit, &name);
         if (r < 0)
                 return r;
-        if (asprintf(&help, "resctrl %s of the pod's monitoring group per domain%s%s%s", rd->name,
+        if (asprintf(&help, "resctrl %s of the pod's monitoring group per domain%s%s%s%s", rd->name,
                      rd->unit ? ", in " : "", rd->unit ? rd->unit : "",
-                     gauge ? "" : ", since the hook started using the group") < 0)
+                     gauge ? "" : ", since the hook started using the group",
+                     final ? ", when the hook removed it (kept finalCountersSeconds)" : "") < 0)
                 return -ENOMEM;
         r = counter_value_format(reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
                                  sizeof(value));
@@ -740,6 +925,16 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                               "Monitoring groups the node can have (smallest num_rmids less the "
                               "root's)",
                               NULL, (uint64_t) nv->budget);
+        if (nv->per_ctrl >= 0)
+                r = prom_uint(w, "resctrl_ctrl_group_mon_groups_capacity", "gauge",
+                              "Monitoring groups each control group can have (Arm MPAM: "
+                              "num_rmids / num_closids less the control group's own)",
+                              NULL, (uint64_t) nv->per_ctrl);
+        for (size_t i = 0; r >= 0 && i < nv->n_ctrls; i++)
+                r = prom_uint(w, "resctrl_ctrl_group_mon_groups", "gauge",
+                              "Monitoring groups in the control group, whoever made them",
+                              (const char *const[]){"ctrl_group", nv->ctrls[i].name, NULL},
+                              nv->ctrls[i].mon_groups);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_rmids_in_use", "gauge",
                               "Groups holding an RMID, whoever made them", NULL, nv->in_use);
@@ -847,6 +1042,33 @@ static int prom_pod(struct prom_writer *w, const struct node_view *nv, const str
         return r;
 }
 
+static int prom_readings(struct prom_writer *w, const struct pod_view *pv, bool final)
+{
+        int r = 0;
+
+        for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
+                for (size_t k = 0; r >= 0 && k < pv->groups[j].n_rd; k++)
+                        r = prom_reading(w, pv, &pv->groups[j], &pv->groups[j].rd[k], final);
+        return r;
+}
+
+/* When a finished pod's group went, with the labels of its final series. */
+static int prom_finished(struct prom_writer *w, const struct pod_view *pv)
+{
+        const char *labels[] = {"pod_uid",    pv->uid,
+                                "namespace",  or_dash(pv->st.namespace),
+                                "pod",        or_dash(pv->st.pod_name),
+                                "ctrl_group", pv->st.groups[0].ctrl,
+                                NULL};
+        int r;
+
+        r = prom_uint(w, "resctrl_pod_final_timestamp_seconds", "gauge",
+                      "When the hook removed the pod's group and kept its final counters "
+                      "(Unix time)",
+                      labels, (uint64_t) pv->removed_at);
+        return r < 0 ? r : prom_readings(w, pv, true);
+}
+
 static int render_prometheus(const struct node_view *nv, char **ret)
 {
         _cleanup_(prom_writer_done) struct prom_writer w = {0};
@@ -856,10 +1078,9 @@ static int render_prometheus(const struct node_view *nv, char **ret)
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
                 r = prom_pod(&w, nv, &nv->pods[i]);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
-                for (size_t j = 0; r >= 0 && j < nv->pods[i].st.n_groups; j++)
-                        for (size_t k = 0; r >= 0 && k < nv->pods[i].groups[j].n_rd; k++)
-                                r = prom_reading(&w, &nv->pods[i], &nv->pods[i].groups[j],
-                                                 &nv->pods[i].groups[j].rd[k]);
+                r = prom_readings(&w, &nv->pods[i], false);
+        for (size_t i = 0; r >= 0 && i < nv->n_finished; i++)
+                r = prom_finished(&w, &nv->finished[i]);
         if (r < 0)
                 return r;
         return prom_render(&w, ret);

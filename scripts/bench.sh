@@ -7,7 +7,8 @@
 # Targets: within 2x of /bin/true; peak RSS under 4 MiB; gc and status linear
 # in pods, a gc pass at 100 pods under 1% of a core at the default interval;
 # createRuntime and poststop beside 4 status loops within 100 ms (p99) of
-# their time alone. Then watch: from the execve of a process exec'd into a
+# their time alone; a poststop that keeps a pod's final counters, with their
+# directory at its cap, within 20 ms (p99) of one with it empty. Then watch: from the execve of a process exec'd into a
 # monitored container until its pod's group lists it (p99 under 50 ms), the
 # share of 20 ms-lived ones listed before they exit (at least 99%), its CPU
 # while 1,000 unrelated processes a second exec (at most 2% of a core), and
@@ -223,6 +224,39 @@ kill "${readers[@]}" 2>/dev/null
 wait "${readers[@]}" 2>/dev/null || true
 # The status each loop was running finishes on its own: then resctrl unmounts.
 while pgrep -f -- "$work/config.yaml status" >/dev/null; do sleep 0.1; done
+
+# ---- final counters ----
+# A poststop that removes its pod's group, and so writes the pod's final
+# counters: 100 pods of one container each, with stateDir/finished/ empty,
+# then at its cap (4 MiB of 1.5 KiB records, a two-socket node's size),
+# where each such poststop also removes the oldest record. Each run's
+# elapsed time from its log line, as the writer's above.
+final_runs() { # LABEL
+        local i p
+        : >"$work/timed.log"
+        for ((i = 0; i < 100; i++)); do
+                sleep 100000 &
+                p=$!
+                echo "{\"ociVersion\":\"1.2.0\",\"id\":\"f$i\",\"status\":\"creating\",\"pid\":$p,\"bundle\":\"$work/bundle-scale\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$(pod_uid $((900000 + i)))\"}}" |
+                        "$hook" --config "$work/config.yaml" createRuntime
+                kill "$p"
+                wait "$p" 2>/dev/null || true
+                echo "{\"ociVersion\":\"1.2.0\",\"id\":\"f$i\",\"status\":\"stopped\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$(pod_uid $((900000 + i)))\"}}" |
+                        "$hook" --config "$work/timed.yaml" poststop 2>>"$work/timed.log"
+        done
+        sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' "$work/timed.log" | sort -n |
+                awk -v l="$1" '{ v[NR] = $1 } END { printf "%-28s p50 %8.1f ms   p99 %8.1f ms\n", l, v[int(NR * 0.5)] / 1e3, v[int(NR * 0.99)] / 1e3 }'
+}
+printf '\n'
+rm -rf "$work/state/finished"
+final_runs "poststop, finished/ empty"
+head -c 1500 /dev/zero | tr '\0' x >"$work/filler"
+for ((i = 0; i < 4 * 1024 * 1024 / 1500; i++)); do
+        cp "$work/filler" "$work/state/finished/$(pod_uid $((800000 + i))).$i.0000000000000000"
+done
+final_runs "poststop, finished/ at cap"
+find "$work/state/finished" -type f -printf '%s\n' |
+        awk '{ s += $1; n++ } END { printf "%-28s %12.0f KiB in %d files\n", "finished/ after", s / 1024, n }'
 
 # ---- watch ----
 # Processes exec'd into container c0 of the first pod, as a runtime's exec

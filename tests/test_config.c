@@ -46,6 +46,8 @@ static void assert_configs_eq(const struct config *a, const struct config *b)
         ck_assert_uint_eq(a->lock_timeout_ms, b->lock_timeout_ms);
         ck_assert_uint_eq(a->remove_delay_sec, b->remove_delay_sec);
         ck_assert_uint_eq(a->empty_pod_linger_sec, b->empty_pod_linger_sec);
+        ck_assert_uint_eq(a->final_counters_sec, b->final_counters_sec);
+        ck_assert_int_eq(a->rmid_budget, b->rmid_budget);
         ck_assert_uint_eq(a->mbm_events, b->mbm_events);
         ck_assert_int_eq(a->log_level, b->log_level);
         ck_assert_int_eq(a->log_syslog, b->log_syslog);
@@ -85,6 +87,8 @@ START_TEST(test_defaults)
         ck_assert_uint_eq(c.lock_timeout_ms, 2000);
         ck_assert_uint_eq(c.remove_delay_sec, 0);
         ck_assert_uint_eq(c.empty_pod_linger_sec, 600);
+        ck_assert_uint_eq(c.final_counters_sec, 3600);
+        ck_assert_int_eq(c.rmid_budget, RMID_BUDGET_AUTO);
         ck_assert_uint_eq(c.mbm_events, ABMC_ALL_EVENTS);
         ck_assert_int_eq(c.log_level, LOG_INFO);
         ck_assert(c.log_syslog);
@@ -124,7 +128,7 @@ START_TEST(test_sample)
                 }
                 uncommented[n++] = text[i];
         }
-        ck_assert_uint_eq(settings, 15); /* every top-level key */
+        ck_assert_uint_eq(settings, 17); /* every top-level key */
         ck_assert_int_eq(config_parse(&c, uncommented, n, "sample", &problems), 0);
         ck_assert_msg(problems.n == 0, "%s", problems.n ? problems.items[0].text : "");
         assert_defaults(&c);
@@ -166,6 +170,8 @@ START_TEST(test_full_file)
         ck_assert_uint_eq(c.lock_timeout_ms, 600000);
         ck_assert_uint_eq(c.remove_delay_sec, 604800);
         ck_assert_uint_eq(c.empty_pod_linger_sec, 0);
+        ck_assert_uint_eq(c.final_counters_sec, 60);
+        ck_assert_int_eq(c.rmid_budget, RMID_BUDGET_CTRL_GROUP);
         ck_assert_uint_eq(c.mbm_events, 1U << ABMC_TOTAL);
         ck_assert_int_eq(c.log_level, LOG_WARNING);
         ck_assert(!c.log_syslog);
@@ -289,6 +295,11 @@ static const struct {
      "test.yaml:1: key 'mbmEvents': 'mbm_local_bytes' is listed twice"},
     {"mbmEvents: mbm_total_bytes\n", CONFIG_PROBLEM_BAD_VALUE,
      "test.yaml:1: key 'mbmEvents': expected a list, found a scalar"},
+    {"rmidBudget: mpam\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'rmidBudget': 'mpam' is not auto, node or ctrlGroup"},
+    {"finalCountersSeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE,
+     "test.yaml:1: key 'finalCountersSeconds': '604801' is not "
+     "an integer in [0, 604800]"},
     {"emptyPodLingerSeconds: 604801\n", CONFIG_PROBLEM_BAD_VALUE,
      "test.yaml:1: key 'emptyPodLingerSeconds': '604801' is not "
      "an integer in [0, 604800]"},

@@ -1544,16 +1544,18 @@ START_TEST(test_abmc_ctrl_groups)
 }
 END_TEST
 
-/* Arm MPAM: one control group full while the node has RMIDs for others. */
+/* Arm MPAM: one control group full while the node has RMIDs for others,
+ * the root's as any; num_rmids is PMGs times PARTIDs. */
 START_TEST(test_mon_groups_per_ctrl)
 {
-        emu_mount("--mon-groups-per-ctrl", "1", "--ctrl-groups", "g,h", NULL);
+        emu_mount("--mon-groups-per-ctrl", "1", "--num-closids", "4", "--ctrl-groups", "g,h", NULL);
+        assert_file("info/L3_MON/num_rmids", "8\n");
         ck_assert_int_eq(mkdir_at("g/mon_groups/a"), 0);
         ck_assert_int_eq(mkdir_at("g/mon_groups/b"), -ENOSPC);
         assert_status("Out of RMIDs\n");
         ck_assert_int_eq(mkdir_at("h/mon_groups/b"), 0);
         ck_assert_int_eq(mkdir_at("mon_groups/b"), 0);
-        ck_assert_int_eq(mkdir_at("mon_groups/c"), 0); /* the root's are not limited */
+        ck_assert_int_eq(mkdir_at("mon_groups/c"), -ENOSPC);
 }
 END_TEST
 

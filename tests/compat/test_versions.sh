@@ -60,13 +60,23 @@ with() { # BINARY COMMAND...: runs a harness command with that version of the ho
 said() { grep -q -- "$1" "$OUT"; }
 not() { ! "$@"; }
 
+# The final counters this build kept of pod UID's groups: "created_at" of each.
+final_created() { cat "$STATE/finished/$1".* 2>/dev/null | jq -r .created_at; }
+
 # WRITER records two pods, READER cleans them up: one by poststop, one by gc
-# after its container died without one.
+# after its container died without one. Beside them, a pod this build made and
+# removed has left its final counters, which the old version passes over; this
+# build keeps those of the old version's groups too, their making unknown.
 across() { # WRITER READER NAME
-        local w=$1 r=$2 name=$3 p1 p2
+        local w=$1 r=$2 name=$3 p1 p2 p3 uid3
         mount_emulator
         write_config
-        sleeper p1 p2
+        sleeper p1 p2 p3
+        uid3=$(new_uid 3)
+        check "$name: a pod of this build's" with "$NEW" create c3 "$p3" "$uid3"
+        stop "$p3"
+        check "$name: gone, its final counters kept" with "$NEW" poststop c3 "$uid3"
+        check "$name: when its group was made" [ "$(final_created "$uid3")" -gt 0 ]
         check "$name: createRuntime" with "$w" create c1 "$p1" "$UID1"
         check "$name: createRuntime of another pod" with "$w" create c2 "$p2" "$UID2"
         check "$name: both groups" [ -d "$G1" ] && [ -d "$G2" ]
@@ -85,6 +95,14 @@ across() { # WRITER READER NAME
         check "$name: no group left" [ ! -e "$G2" ]
         check "$name: no state left" no_state "$UID2"
         check "$name: nothing skipped" not grep -q "skipped\|invalid\|unsupported" "$LOG"
+        check "$name: the final counters of this build's pod kept" \
+                [ "$(final_created "$uid3")" -gt 0 ]
+        if [ "$r" = "$NEW" ]; then
+                check "$name: final counters of the old version's groups, made when unknown" \
+                        [ "$(final_created "$UID1") $(final_created "$UID2")" = "null null" ]
+        else
+                check "$name: the old version keeps none" [ -z "$(final_created "$UID1")" ]
+        fi
 }
 
 # A pod of two containers across an upgrade: the old version recorded the

@@ -10,7 +10,11 @@
 #   - every live monitored member's init is in its pod's group;
 #   - every group has a live monitored member;
 #   - no lock file without a member file;
-# and once the member's process is gone, one more gc leaves nothing behind.
+#   - every record of final counters (stateDir/finished/) parses, none is
+#     left half-written, and a group has one at most;
+# and once the member's process is gone, one more gc leaves nothing behind
+# but the pod's final counters: after a kill in its poststop or the gc
+# pass that removes its group, exactly one record of them.
 # SCENARIO "foreign": the same runs with mon_groups/<uid> made beforehand by
 # another manager; after the runtime's remaining calls and two gc passes the
 # foreign group must still be there, and nothing the hook made may be left.
@@ -113,7 +117,30 @@ check_invariants() {
                         ok=0
                 fi
         done
+        check_final_counters || ok=0
         [ "$ok" = 1 ] && passed=$((passed + 1))
+}
+
+# Every record whole, one a group at most (names are per group), and no temp file.
+check_final_counters() {
+        local files
+        files=("$STATE"/finished/*)
+        [ ! -e "$STATE/finished/.record.tmp" ] || { fail "temp file of final counters left"; return 1; }
+        [ -e "${files[0]}" ] || return 0
+        jq -e .removed_at "${files[@]}" >/dev/null 2>&1 || { fail "torn final counters"; return 1; }
+}
+
+# The pod's final counters once its group is gone: exactly one record after a
+# kill (the group's removal writes it before the rmdir, and again after a kill
+# between the two), at most one after a failed call (which may cost it).
+check_final_kept() { # WHEN
+        local n
+        n=$(find "$STATE/finished" -name "$UID1.*" 2>/dev/null | wc -l)
+        if [ "$fault" = signal=KILL ]; then
+                [ "$n" = 1 ] || fail "$n records of the pod's final counters $1"
+        else
+                [ "$n" -le 1 ] || fail "$n records of the pod's final counters $1"
+        fi
 }
 
 # The hook's system calls at STAGE from one undisturbed run in the same
@@ -267,6 +294,7 @@ crash_cleanup() { # STAGE FAULT POINTS...
                 gc >"$WORK/gc.out"
                 check_invariants
                 check_pod_gone "after $stage"
+                [ "$SCENARIO" != own ] || check_final_kept "after $stage"
         done
 }
 

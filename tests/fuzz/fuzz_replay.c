@@ -16,15 +16,11 @@
 
 static int replay_file(int dir_fd, const char *name)
 {
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t len;
         int r;
 
-        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = read_all_fd(fd, INPUT_MAX, &buf, &len);
+        r = read_file_at(dir_fd, name, INPUT_MAX, &buf, &len);
         if (r < 0)
                 return r;
         (void) LLVMFuzzerTestOneInput((const uint8_t *) buf, len);

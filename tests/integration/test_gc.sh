@@ -499,6 +499,40 @@ test_ctrl_group_full() {
         gc >/dev/null
 }
 
+# Arm MPAM's budget (rmidBudget: ctrlGroup, as "auto" is on arm64): check
+# and status give each control group's, and it is what mkdir allows in each;
+# the node's rule ("auto" here) says it is the node's.
+test_budget_per_ctrl() {
+        local out ctrl n
+        mount_emulator --ctrl-groups gold --mon-groups-per-ctrl 3 --num-closids 4
+        write_config "rmidBudget: ctrlGroup"
+        out=$("$HOOK" --config "$CONFIG" check --only rmids 2>>"$LOG")
+        check "budget: check says 3 a control group, and the rule" \
+                grep -q "ok *rmids *3 monitoring groups in each control group at most (per control group" <<<"$out"
+        for ctrl in "" gold/; do
+                n=0
+                while mkdir "$MNT/${ctrl}mon_groups/b$n" 2>/dev/null; do n=$((n + 1)); done
+                check "budget: mkdir allows 3 in ${ctrl:-the root}" [ "$n" = 3 ]
+        done
+        out=$("$HOOK" --config "$CONFIG" check --only rmids 2>>"$LOG")
+        check "budget: check warns, naming the full ones" \
+                grep -q "warn *rmids .*; / 3 in use (full), gold 3 in use (full)" <<<"$out"
+        "$HOOK" --config "$CONFIG" status --json >"$WORK/status.json" 2>>"$LOG"
+        check "budget: status JSON says the rule and each control group's use" \
+                jqe '.node.rmid_budget == "ctrl_group" and .node.mon_groups_per_ctrl == 3 and .node.rmids_total == null and
+                     (.node.ctrl_groups | map("\(.name)=\(.mon_groups)") | sort) == ["/=3", "gold=3"]' "$WORK/status.json"
+        check "budget: status table" grep -q "^node: 3 monitoring groups in each control group .*in use: / 3 (full), gold 3 (full)" \
+                <<<"$("$HOOK" --config "$CONFIG" status 2>>"$LOG")"
+        check "budget: prometheus" grep -qx "resctrl_ctrl_group_mon_groups_capacity 3" \
+                <<<"$("$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG")"
+        write_config
+        check "budget: the node's rule on x86" grep -q "rmids *[0-9]* groups at most (for the node" \
+                <<<"$("$HOOK" --config "$CONFIG" check --only rmids 2>>"$LOG")"
+        check "budget: status JSON, the node's" jqe '.node.rmid_budget == "node" and .node.ctrl_groups == null' \
+                <<<"$("$HOOK" --config "$CONFIG" status --json 2>>"$LOG")"
+        rmdir "$MNT"/mon_groups/b* "$MNT"/gold/mon_groups/b*
+}
+
 # SNC: a domain's files already sum its nodes' mon_sub_L3_* subdirectories;
 # status reads the domain's alone, never adding the nodes on top.
 test_snc() {
@@ -875,7 +909,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group \
+        test_ctrl_group_full test_budget_per_ctrl test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group \
         test_earlier_boot test_late_poststop_v2 test_late_poststop_v1}; do
         : >"$LOG"
         echo "== $t"

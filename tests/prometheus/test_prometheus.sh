@@ -23,10 +23,14 @@ names() { grep -oE '\b(resctrl|node)_[a-z0-9_]+' "$@" | sort -u; }
 echo "-- the metrics the hook exports"
 mount_emulator --perf-pkg-domains 1 --mbm-counters 4
 write_config
-sleeper p1 p2 p3
+sleeper p1 p2 p3 p4
 create c1 "$p1" "$UID1"
 create c2 "$p2" "$UID2"
 create c3 "$p3" 3d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
+# A finished pod: its final series too.
+create c4 "$p4" 5d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
+stop "$p4"
+poststop c4 5d4e5f60-8b7c-4d6e-af01-1b2c3d4e5f60
 gc >/dev/null
 # A watch running: its series too.
 "$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG" &

@@ -143,6 +143,10 @@ int main(int argc, char *argv[])
                 usage(stderr);
                 return EXIT_FAILURE;
         }
+        /* MPAM's num_rmids: the PMGs (one for each control group's own
+         * monitoring, N for its MON groups) times the PARTIDs. */
+        if (cfg.mon_groups_per_ctrl > 0)
+                cfg.num_rmids = (cfg.mon_groups_per_ctrl + 1) * cfg.num_closids;
 
         r = model_new(&cfg, &m);
         if (r < 0) {

@@ -687,7 +687,7 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
         int r;
 
         model_status_clear(m);
-        if (m->cfg.mon_groups_per_ctrl > 0 && ctrl != m->groups) {
+        if (m->cfg.mon_groups_per_ctrl > 0) {
                 unsigned n = 0;
 
                 for (const struct group *c = m->groups; c; c = c->next)
