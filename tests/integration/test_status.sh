@@ -1,7 +1,8 @@
 #!/bin/bash
 # Integration tests of the operator commands on the resctrlfs emulator: status
-# (table, JSON, Prometheus), baselines, check, and the layout a Kepler reader
-# that scans only the root's mon_groups expects.
+# (table, JSON, Prometheus), baselines, check, the layout a Kepler reader
+# that scans only the root's mon_groups expects, and what docs/readers.md
+# says of the hook's output.
 #   test_status.sh HOOK RESCTRLFS
 set -u
 
@@ -156,6 +157,163 @@ test_kepler_layout() {
         check "kepler: energy readable as a float" awk -v e="$(kepler_energy "$UID5")" 'BEGIN { exit !(e > 0) }'
         check "kepler: a class pod's group is under its control group" test -d "$MNT/gold/mon_groups/$UID1"
         check "kepler: which a root-only reader misses" [ -z "$(ls "$MNT/mon_groups" | grep -v -e "$UID1" -e "$UID2" -e "$UID5")" ]
+        check "kepler: a mixed pod's root group holds only its root containers" \
+                only_root_tasks "$MNT/mon_groups/$UID1"
+        check "kepler: no group for a pod out of RMIDs" [ -z "$(find "$MNT" -name "$UID3")" ]
+        check "kepler: no group for a filtered pod" [ -z "$(find "$MNT" -name "$UID4")" ]
+}
+only_root_tasks() { has_task "$1" "$a1" && ! has_task "$1" "$a2"; }
+same_rmid() { [ -n "$2" ] && [ "$(cat "$1/mon_hw_id")" = "$2" ]; } # GROUP RMID
+
+# --- the readers' contract (docs/readers.md) ---------------------------------
+
+# What docs/readers.md says of the hook's output, where the checks above do
+# not: on a node of its own, a static pod, a class pod, a lingering group, a
+# reader's shared lock; and the counter states Unavailable, Error and
+# Unassigned and baselines that are missing or above the count, which the
+# emulator does not produce: a plain directory shaped like resctrl stands in.
+test_readers() {
+        local s1 l1 l2 k1 uids static uidl uidk hw before dirs_before g
+        local prom=$WORK/readers.prom j=$WORK/readers.json plain=$WORK/plain
+        mount_emulator --num-rmids 8 --ctrl-groups gold --l3-domains 2 --perf-pkg-domains 2 --debug
+        resctrl_path=$MNT write_config "removeDelaySeconds: 30"
+        dirs_before=$(find "$MNT" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
+        sleeper s1 l1 l2 k1
+        echo "$k1" >"$MNT/gold/tasks"
+
+        # A static pod: kubelet's UID is 32 lower-case hex digits.
+        uids=$(new_uid b)
+        static=${uids//-/}
+        check "static pod: create" create_pod s1 "$s1" "$static" kube-system etcd-node1
+        check "static pod: group named by the dashed UID" test -d "$MNT/mon_groups/$uids"
+        check "kepler: a static pod's group name is not kubelet's UID" not test -e "$MNT/mon_groups/$static"
+        sleep 0.2
+        status --prometheus >"$prom"
+        check "static pod: Prometheus labels it with the dashed UID" \
+                grep -q "^resctrl_pod_core_energy_joules_total{pod_uid=\"$uids\",namespace=\"kube-system\",pod=\"etcd-node1\",ctrl_group=\"/\",domain=\"mon_PERF_PKG_00\"} " "$prom"
+        check "static pod: no series names kubelet's UID string" not grep -q "$static" "$prom"
+        status --json >"$j"
+        check "static pod: JSON uid is the dashed UID" \
+                [ "$(jq -r '[.pods[] | select(.pod == "etcd-node1") | .uid] | join(" ")' "$j")" = "$uids" ]
+
+        # A class pod: its group is under its control group, never at the root.
+        uidk=$(new_uid c)
+        check "class pod: create" create_pod k1 "$k1" "$uidk" shop gold "$WORK/b-gold"
+        check "class pod: group under its control group only" \
+                eval "test -d '$MNT/gold/mon_groups/$uidk' && test ! -e '$MNT/mon_groups/$uidk'"
+        check "hook: makes no control group" \
+                [ "$(find "$MNT" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)" = "$dirs_before" ]
+        status --prometheus >"$prom"
+        check "class pod: Prometheus labels its control group" \
+                grep -q "^resctrl_pod_core_energy_joules_total{pod_uid=\"$uidk\",namespace=\"shop\",pod=\"gold\",ctrl_group=\"gold\"" "$prom"
+
+        # A lingering group (removeDelaySeconds): where it was, the same RMID,
+        # its counters going on when the pod's next container joins.
+        uidl=$(new_uid d)
+        create_pod l1 "$l1" "$uidl" shop linger
+        g=$MNT/mon_groups/$uidl
+        hw=$(cat "$g/mon_hw_id")
+        sleep 0.2
+        stop "$l1"
+        check "linger: last poststop" poststop l1 "$uidl"
+        check "linger: the group stays where it was" test -d "$g"
+        status --json >"$j"
+        check "linger: status marks it lingering" \
+                jq -e --arg u "$uidl" '.pods[] | select(.uid == $u) | .groups[0].lingering' "$j" >/dev/null
+        status --prometheus >"$prom"
+        check "linger: its live series go on" grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidl\"" "$prom"
+        check "linger: no final series while it lingers" not grep -q "^resctrl_pod_final_.*pod_uid=\"$uidl\"" "$prom"
+        before=$(cat "$g/mon_data/mon_L3_00/mbm_total_bytes")
+        check "linger: the pod's next container" create_pod l2 "$l2" "$uidl" shop linger
+        check "linger: the same group and RMID" same_rmid "$g" "$hw"
+        check "linger: its counters go on, not from zero" [ "$(cat "$g/mon_data/mon_L3_00/mbm_total_bytes")" -ge "$before" ]
+
+        # Counter states, on a plain directory: the pod's group there (made
+        # beforehand, so that the hook uses it) reads what this test writes.
+        local uidp p1
+        uidp=$(new_uid e)
+        sleeper p1
+        mkdir -p "$plain/info" "$plain/mon_groups/$uidp/mon_data"
+        : >"$plain/info/last_cmd_status"
+        : >"$plain/mon_groups/$uidp/tasks"
+        put() { mkdir -p "$plain/mon_groups/$uidp/mon_data/${1%/*}" && echo "$2" >"$plain/mon_groups/$uidp/mon_data/$1"; }
+        put mon_L3_00/llc_occupancy 4096
+        put mon_L3_00/mbm_total_bytes 1000
+        put mon_L3_01/mbm_total_bytes 2000
+        put mon_L3_00/mbm_local_bytes Unassigned
+        put mon_L3_01/mbm_local_bytes Unassigned
+        put mon_PERF_PKG_00/core_energy 1.500000
+        put mon_PERF_PKG_01/core_energy Unavailable
+        resctrl_path=$plain write_config
+        check "states: create" create_pod p1 "$p1" "$uidp" shop states
+        check "states: no baseline for an Unavailable counter" \
+                [ "$(jq -c '.groups[0].baseline | [.["mon_L3_00/mbm_total_bytes"], .["mon_PERF_PKG_00/core_energy"], has("mon_PERF_PKG_01/core_energy")]' "$STATE/$uidp.members")" = '["1000","1.500000",false]' ]
+        put mon_L3_00/mbm_total_bytes 5000
+        put mon_L3_01/mbm_total_bytes Error
+        put mon_PERF_PKG_00/core_energy 2.750000
+        status --json >"$j"
+        reading() { jq -c --arg u "$uidp" --arg d "$1" --arg n "$2" \
+                '.pods[] | select(.uid == $u) | .groups[0].counters[] | select(.domain == $d and .name == $n) | [.state, .value, .delta]' "$j"; }
+        total() { jq -c --arg u "$uidp" --arg n "$1" '.pods[] | select(.uid == $u) | .counters[] | select(.name == $n) | [.state, .value, .delta, .unreadable]' "$j"; }
+        check "states: JSON Unavailable: state, null value" [ "$(reading mon_PERF_PKG_01 core_energy)" = '["Unavailable",null,null]' ]
+        check "states: JSON Error: state, null value" [ "$(reading mon_L3_01 mbm_total_bytes)" = '["Error",null,null]' ]
+        check "states: JSON Unassigned: state, null value" [ "$(reading mon_L3_00 mbm_local_bytes)" = '["Unassigned",null,null]' ]
+        check "states: JSON readable: value and delta" [ "$(reading mon_L3_00 mbm_total_bytes)" = '["ok",5000,4000]' ]
+        check "states: totals leave them out" [ "$(total mbm_total_bytes)" = '["ok",5000,4000,1]' ]
+        check "states: a counter readable nowhere has no total" [ "$(total mbm_local_bytes)" = '["Unassigned",null,null,2]' ]
+        status >"$WORK/readers.txt"
+        check "states: the table says the state" grep -Eq '^  mbm_local_bytes +cumulative +bytes +Unassigned +-$' "$WORK/readers.txt"
+        check "states: the table marks a partial sum" grep -q '^  mbm_total_bytes .* 5000 .*4000  (some domains unreadable)$' "$WORK/readers.txt"
+        status --prometheus >"$prom"
+        check "states: Prometheus passes promtool" promtool check metrics <"$prom"
+        check "states: Prometheus gives the count since the baseline" \
+                grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_00\"} 4000$" "$prom"
+        check "states: no sample for Unavailable" not grep -q "^resctrl_pod_core_energy_joules_total{pod_uid=\"$uidp\".*domain=\"mon_PERF_PKG_01\"}" "$prom"
+        check "states: no sample for Error" not grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_01\"}" "$prom"
+        check "states: no sample for Unassigned" not grep -q "^resctrl_pod_mbm_local_bytes_total{pod_uid=\"$uidp\"" "$prom"
+        check "states: never a zero" not grep -Eq "^resctrl_pod_(llc_occupancy|mbm_[a-z]+_bytes|core_energy|activity)_[a-z_]*\{pod_uid=\"$uidp\".*\} 0(\.0*)?$" "$prom"
+        # A counter that was Unavailable when the hook took the group has no
+        # baseline: its raw value, and no delta for it or the pod's total.
+        put mon_PERF_PKG_01/core_energy 0.250000
+        status --prometheus >"$prom"
+        check "states: no baseline: Prometheus gives the raw value" \
+                grep -q "^resctrl_pod_core_energy_joules_total{pod_uid=\"$uidp\".*domain=\"mon_PERF_PKG_01\"} 0.250000$" "$prom"
+        status --json >"$j"
+        check "states: no baseline: no delta" [ "$(reading mon_PERF_PKG_01 core_energy)" = '["ok",0.25,null]' ]
+        check "states: no baseline: the pod's total has no delta" [ "$(total core_energy)" = '["ok",3,null,0]' ]
+        # A counter that went back (its RMID was reset): no delta, the raw value.
+        put mon_L3_00/mbm_total_bytes 500
+        status --json >"$j"
+        check "states: went back: no delta" [ "$(reading mon_L3_00 mbm_total_bytes)" = '["ok",500,null]' ]
+        status --prometheus >"$prom"
+        check "states: went back: Prometheus gives the raw value" \
+                grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_00\"} 500$" "$prom"
+        stop "$p1"
+        poststop p1 "$uidp"
+
+        # A reader's shared lock on the resctrl root holds off the hook's
+        # changes: no group appears or goes while the reader reads.
+        local h1 uidh started waited
+        resctrl_path=$MNT write_config
+        sleeper h1
+        uidh=$(new_uid f)
+        flock -s "$MNT" sleep 1 &
+        HOLDERS+=("$!")
+        sleep 0.2
+        started=$(date +%s%N)
+        create_pod h1 "$h1" "$uidh" shop held
+        waited=$((($(date +%s%N) - started) / 1000000))
+        check "lock: a group is made only once the reader's shared lock is gone" \
+                eval "[ $waited -ge 500 ] && test -d '$MNT/mon_groups/$uidh'"
+        stop "$h1"
+        flock -s "$MNT" sleep 1 &
+        HOLDERS+=("$!")
+        sleep 0.2
+        started=$(date +%s%N)
+        poststop h1 "$uidh"
+        waited=$((($(date +%s%N) - started) / 1000000))
+        check "lock: a group is removed only once the reader's shared lock is gone" \
+                eval "[ $waited -ge 500 ] && test ! -e '$MNT/mon_groups/$uidh'"
 }
 
 # --- check -------------------------------------------------------------------
@@ -319,5 +477,6 @@ test_kepler_layout
 test_check
 test_coverage
 test_state_fs
+test_readers
 
 harness_done
