@@ -42,43 +42,64 @@ struct args {
         const char *stage_name; /* NULL when the command line names no known stage */
         const char *config_path;
         bool config_explicit;
-        int log_level;  /* -1: from the config */
-        char **command; /* a command ("check", "gc", "watch", ...) and its arguments; NULL for a
-                           stage */
+        int log_level;                 /* -1: from the config */
+        const struct command *command; /* NULL for a stage */
+        char **command_argv;           /* the command's name and its arguments */
         int command_argc;
         bool usage_error; /* a stage run with a bad command line: logged, does nothing */
 };
 
+/* The commands, a row each, in the order --help lists them: a new command
+ * is a new row (and its hook/<name>.c, which tests/test_man.sh reads). */
+static const struct command {
+        const char *name;
+        int (*run)(const struct command_ctx *ctx, int argc, char **argv);
+        const char *arguments;   /* after the name in its usage line, each after a space */
+        const char *description; /* its line under "Commands:" */
+} commands[] = {
+    {"check", check_main, " [--json] [--hooks-dir DIR]... [--only NAMES]",
+     "is this node set up right (exit 1 if a check fails)"},
+    {"status", status_main, " [--json | --prometheus [--output FILE]]",
+     "pods, their groups, members and counters"},
+    {"gc", gc_main, " [--dry-run] [--json] [--interval SECONDS]",
+     "clean up after lost poststops and killed runs"},
+    {"adopt", adopt_main, "", "give running containers of pods their groups"},
+    {"watch", watch_main, " [--interval SECONDS]",
+     "gc every interval; exec'd processes joined at once"},
+};
+
+static const struct command *find_command(const char *name)
+{
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(commands[i].name, name) == 0)
+                        return &commands[i];
+        return NULL;
+}
+
 static void help(void)
 {
-        printf(
-            "Usage: resctrl-mon-hook [OPTIONS] STAGE\n"
-            "       resctrl-mon-hook [OPTIONS] check [--json] [--hooks-dir DIR]... [--only NAMES]\n"
-            "       resctrl-mon-hook [OPTIONS] status [--json | --prometheus [--output FILE]]\n"
-            "       resctrl-mon-hook [OPTIONS] gc [--dry-run] [--json] [--interval SECONDS]\n"
-            "       resctrl-mon-hook [OPTIONS] adopt\n"
-            "       resctrl-mon-hook [OPTIONS] watch [--interval SECONDS]\n"
-            "\n"
-            "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
-            "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
-            "\n"
-            "Stages:\n"
-            "  createRuntime, prestart   create the pod's group and move the container in\n"
-            "  poststop                  drop the container; remove the group after the last\n"
-            "\n"
-            "Commands:\n"
-            "  check                     is this node set up right (exit 1 if a check fails)\n"
-            "  status                    pods, their groups, members and counters\n"
-            "  gc                        clean up after lost poststops and killed runs\n"
-            "  adopt                     give running containers of pods their groups\n"
-            "  watch                     gc every interval; exec'd processes joined at once\n"
-            "\n"
-            "Options:\n"
-            "  -c, --config FILE         configuration (default %s)\n"
-            "  -l, --log-level LEVEL     err, warning, info or debug (overrides the config)\n"
-            "  -h, --help                show this help\n"
-            "  -V, --version             show the version\n",
-            HOOK_DEFAULT_CONFIG);
+        printf("Usage: resctrl-mon-hook [OPTIONS] STAGE\n");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                printf("       resctrl-mon-hook [OPTIONS] %s%s\n", commands[i].name,
+                       commands[i].arguments);
+        printf("\n"
+               "OCI runtime hook: puts every container of a Kubernetes pod into one resctrl\n"
+               "monitoring group named by the pod UID. The OCI state JSON comes on stdin.\n"
+               "\n"
+               "Stages:\n"
+               "  createRuntime, prestart   create the pod's group and move the container in\n"
+               "  poststop                  drop the container; remove the group after the last\n"
+               "\n"
+               "Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                printf("  %-24s  %s\n", commands[i].name, commands[i].description);
+        printf("\n"
+               "Options:\n"
+               "  -c, --config FILE         configuration (default %s)\n"
+               "  -l, --log-level LEVEL     err, warning, info or debug (overrides the config)\n"
+               "  -h, --help                show this help\n"
+               "  -V, --version             show the version\n",
+               HOOK_DEFAULT_CONFIG);
 }
 
 static int parse_stage(const char *s, enum stage *ret)
@@ -90,12 +111,6 @@ static int parse_stage(const char *s, enum stage *ret)
         else
                 return -EINVAL;
         return 0;
-}
-
-static bool is_command(const char *s)
-{
-        return strcmp(s, "check") == 0 || strcmp(s, "status") == 0 || strcmp(s, "gc") == 0 ||
-               strcmp(s, "adopt") == 0 || strcmp(s, "watch") == 0;
 }
 
 /* Logs the first thing wrong with a stage run's command line. */
@@ -159,12 +174,14 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 }
         }
-        if (optind < argc && is_command(argv[optind])) {
+        if (optind < argc)
+                a->command = find_command(argv[optind]);
+        if (a->command) {
                 if (bad) {
                         log_error("%s (see --help)", bad);
                         return -EINVAL;
                 }
-                a->command = argv + optind;
+                a->command_argv = argv + optind;
                 a->command_argc = argc - optind;
                 return 1;
         }
@@ -274,16 +291,8 @@ static int run_command(const struct args *a)
             .log_level = a->log_level,
         };
 
-        log_set_context(a->command[0], NULL);
-        if (strcmp(a->command[0], "check") == 0)
-                return check_main(&ctx, a->command_argc, a->command);
-        if (strcmp(a->command[0], "gc") == 0)
-                return gc_main(&ctx, a->command_argc, a->command);
-        if (strcmp(a->command[0], "adopt") == 0)
-                return adopt_main(&ctx, a->command_argc, a->command);
-        if (strcmp(a->command[0], "watch") == 0)
-                return watch_main(&ctx, a->command_argc, a->command);
-        return status_main(&ctx, a->command_argc, a->command);
+        log_set_context(a->command->name, NULL);
+        return a->command->run(&ctx, a->command_argc, a->command_argv);
 }
 
 /* The state, who it is for, and what to do: 0 when the run ends here

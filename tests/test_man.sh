@@ -41,7 +41,10 @@ options=$(options_of "$top/hook/main.c")
 for option in $options; do
         printf '%s\n' "$text" | grep -qF -- "--$option" || fail "the man page does not name --$option"
 done
-for name in gc adopt check status watch; do
+# The commands: the rows of main.c's table.
+commands=$(sed -n 's/^ *{"\([a-z]*\)", [a-z]*_main,.*/\1/p' "$top/hook/main.c")
+[ -n "$commands" ] || fail "no command table found in hook/main.c"
+for name in $commands; do
         help=$("$hook" "$name" --help 2>&1) || fail "$name --help exits $?"
         printf '%s\n' "$help" | grep -q "^Usage: .* $name" || fail "$name --help shows no usage: $help"
         [ "$("$hook" "$name" -h 2>&1)" = "$help" ] || fail "$name -h is not --help"
