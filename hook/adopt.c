@@ -166,19 +166,12 @@ int adopt_main(const struct command_ctx *ctx, int argc, char **argv)
             {"help", no_argument, NULL, 'h'},
             {0},
         };
-        int c;
+        static const struct command_options adopt_options = {
+            .shortopts = "h", .longopts = options, .help = help};
+        int r = command_parse_options(&adopt_options, argc, argv, NULL);
 
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-                if (c != 'h')
-                        return COMMAND_USAGE;
-                help();
-                return COMMAND_OK;
-        }
-        if (optind != argc) {
-                log_error("unexpected argument '%s' (see adopt --help)", argv[optind]);
-                return COMMAND_USAGE;
-        }
+        if (r <= 0)
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
         if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
         a.proc_fd = proc_fd;

@@ -1143,6 +1143,27 @@ int command_load_config(const struct command_ctx *ctx, struct config *c)
         return 0;
 }
 
+int command_parse_options(const struct command_options *o, int argc, char **argv, void *userdata)
+{
+        int c;
+
+        optind = 0; /* GNU getopt: start over on this argv */
+        while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) >= 0) {
+                if (c == 'h') {
+                        o->help();
+                        return 0;
+                }
+                /* '?': an unknown option or a missing argument */
+                if (c == '?' || o->set(c, optarg, userdata) < 0)
+                        return -EINVAL;
+        }
+        if (optind != argc) {
+                log_error("unexpected argument '%s' (see %s --help)", argv[optind], argv[0]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
 int command_setup(const struct command_ctx *ctx, struct config *c, int *ret_proc_fd)
 {
         int r;

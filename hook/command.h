@@ -4,6 +4,7 @@
  * (hook/gc.h). */
 #pragma once
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -26,6 +27,20 @@ int command_load_config(const struct command_ctx *ctx, struct config *c);
 /* What gc, watch and adopt start with: config_init and command_load_config
  * into c, then /proc opened into *ret_proc_fd. 0, or -errno (logged). */
 int command_setup(const struct command_ctx *ctx, struct config *c, int *ret_proc_fd);
+
+/* A command's command line: options only, no arguments. */
+struct command_options {
+        const char *shortopts; /* getopt_long's, "h" among them */
+        const struct option *longopts;
+        void (*help)(void);
+        /* Takes an option other than -h into userdata: 0, or -EINVAL (logged).
+         * NULL when -h is the only option. */
+        int (*set)(int c, const char *arg, void *userdata);
+};
+
+/* Reads argv's options after argv[0], the command's name, as o says: 1 to
+ * run, 0 after --help (printed), -EINVAL on misuse (an argument is logged). */
+int command_parse_options(const struct command_options *o, int argc, char **argv, void *userdata);
 
 /* argv[0] is the command's name; options follow. Return an exit status. */
 int check_main(const struct command_ctx *ctx, int argc, char **argv);

@@ -853,6 +853,25 @@ int gc_parse_interval(const char *s, unsigned *ret)
         return 0;
 }
 
+/* gc's options but -h, into the struct gc_opts at userdata. */
+static int set_gc_option(int c, const char *arg, void *userdata)
+{
+        struct gc_opts *o = userdata;
+
+        switch (c) {
+        case 'n':
+                o->dry_run = true;
+                return 0;
+        case 'j':
+                o->json = true;
+                return 0;
+        case 'i':
+                return gc_parse_interval(arg, &o->interval);
+        default:
+                return -EINVAL;
+        }
+}
+
 /* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
 static int parse_gc_args(int argc, char **argv, struct gc_opts *o)
 {
@@ -863,34 +882,11 @@ static int parse_gc_args(int argc, char **argv, struct gc_opts *o)
             {"help", no_argument, NULL, 'h'},
             {0},
         };
-        int c;
+        static const struct command_options gc_options = {
+            .shortopts = "nji:h", .longopts = options, .help = help, .set = set_gc_option};
 
         *o = (struct gc_opts){0};
-        optind = 0; /* GNU getopt: start over on this argv */
-        while ((c = getopt_long(argc, argv, "nji:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'n':
-                        o->dry_run = true;
-                        break;
-                case 'j':
-                        o->json = true;
-                        break;
-                case 'i':
-                        if (gc_parse_interval(optarg, &o->interval) < 0)
-                                return -EINVAL;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                default:
-                        return -EINVAL;
-                }
-        }
-        if (optind != argc) {
-                log_error("unexpected argument '%s' (see gc --help)", argv[optind]);
-                return -EINVAL;
-        }
-        return 1;
+        return command_parse_options(&gc_options, argc, argv, o);
 }
 
 int gc_main(const struct command_ctx *ctx, int argc, char **argv)

@@ -657,6 +657,12 @@ static void help(void)
                "  -h, --help                show this help\n");
 }
 
+/* --interval, watch's one option but -h, into the unsigned at interval. */
+static int set_watch_option(int c, const char *arg, void *interval)
+{
+        return c == 'i' ? gc_parse_interval(arg, interval) : -EINVAL;
+}
+
 /* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
 static int parse_watch_args(int argc, char **argv, unsigned *ret_interval)
 {
@@ -665,28 +671,11 @@ static int parse_watch_args(int argc, char **argv, unsigned *ret_interval)
             {"help", no_argument, NULL, 'h'},
             {0},
         };
-        int c;
+        static const struct command_options watch_options = {
+            .shortopts = "+i:h", .longopts = options, .help = help, .set = set_watch_option};
 
         *ret_interval = 60;
-        optind = 0; /* GNU getopt: start over on this argv */
-        while ((c = getopt_long(argc, argv, "+i:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'i':
-                        if (gc_parse_interval(optarg, ret_interval) < 0)
-                                return -EINVAL;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                default:
-                        return -EINVAL;
-                }
-        }
-        if (optind != argc) {
-                log_error("unexpected argument '%s' (see watch --help)", argv[optind]);
-                return -EINVAL;
-        }
-        return 1;
+        return command_parse_options(&watch_options, argc, argv, ret_interval);
 }
 
 int watch_main(const struct command_ctx *ctx, int argc, char **argv)
