@@ -294,44 +294,54 @@ static void say_made(struct gc *gc, const struct pod_session *s, const char *ctr
                             s->uid, ctrl_display(ctrl));
 }
 
-/* The group of live members: make it if it is missing (why says for whom),
- * and put back every member whose init is not in it (a hook killed before
- * its tasks write, the re-creation, a member that waited). Under the
- * resctrl lock. What pod_group_claim returns: 1 made, 0 there, or -errno. */
-static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
+/* pod_group_claim, and what its answer means for the pod: a group gc cannot
+ * make leaves its pending members unmonitored, a group made gets its
+ * baseline and is said. 1 made, 0 there, or -errno. */
+static int claim_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
 {
-        const struct pod_env *e = &gc->env;
-        bool changed;
         _cleanup_free_ char *status = NULL;
-        _cleanup_free_ pid_t *in = NULL;
-        size_t n_in = 0;
-        int r, made, tasks_read = 0;
+        int made = pod_group_claim(s, ctrl, &status);
 
-        r = pod_env_lock_resctrl(e);
-        if (r < 0)
-                return r;
-        made = pod_group_claim(s, ctrl, &status);
         if (made == -ENOSPC || made == -EBUSY || made == -ENOENT) {
                 log_warning_errno(made, "cannot make the group of pod %s in %s (%s)", s->uid,
                                   ctrl_display(ctrl), status ? status : "?");
                 if (!s->dry_run)
                         pending_unmonitored(s, ctrl, made, status);
         }
-        if (made < 0)
-                goto unlock;
-        if (made && !s->dry_run)
+        if (made > 0 && !s->dry_run)
                 pod_group_record_baseline(s, ctrl);
-        if (made)
+        if (made > 0)
                 say_made(gc, s, ctrl, why);
-        changed = made;
-        if (!made)
-                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
+        return made;
+}
+
+/* Is m's init in the group? 1 or 0; -errno when the group's tasks could not
+ * be read (tasks_read). A group just made holds no one yet. */
+static int init_in_group(const struct member *m, bool made, int tasks_read, const pid_t *in,
+                         size_t n_in)
+{
+        if (made)
+                return 0;
+        if (tasks_read < 0)
+                return tasks_read;
+        return pid_list_has(in, n_in, m->pid);
+}
+
+/* Puts back each live member of ctrl whose init is not in the group (with
+ * --dry-run, says so); a member found in it, or put back, is complete. True
+ * when any was put back. */
+static bool rejoin_missing_members(struct gc *gc, struct pod_session *s, const char *ctrl,
+                                   bool made, int tasks_read, const pid_t *in, size_t n_in)
+{
+        bool rejoined = false;
+
         for (size_t i = 0; i < s->st.n_members; i++) {
                 struct member *m = &s->st.members[i];
+                int r;
 
                 if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0)
                         continue;
-                r = made ? 0 : tasks_read < 0 ? tasks_read : pid_list_has(in, n_in, m->pid);
+                r = init_in_group(m, made, tasks_read, in, n_in);
                 if (r == 1)
                         complete_member(gc, s, m);
                 if (r != 0) /* in it, or its tasks cannot be read */
@@ -339,10 +349,35 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
                 if (s->dry_run || pod_member_rejoin(s, m) > 0) {
                         report_member(gc, "rejoin-member", s->uid, m, NULL);
                         complete_member(gc, s, m);
-                        changed = true;
+                        rejoined = true;
                 }
         }
-        if (changed && !s->dry_run) { /* the inits went in: what the join compares with */
+        return rejoined;
+}
+
+/* The group of live members: make it if it is missing (why says for whom),
+ * and put back every member whose init is not in it (a hook killed before
+ * its tasks write, the re-creation, a member that waited). Under the
+ * resctrl lock. What pod_group_claim returns: 1 made, 0 there, or -errno. */
+static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
+{
+        const struct pod_env *e = &gc->env;
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in = 0;
+        int r, made, tasks_read = 0;
+        bool rejoined;
+
+        r = pod_env_lock_resctrl(e);
+        if (r < 0)
+                return r;
+        made = claim_group(gc, s, ctrl, why);
+        if (made < 0)
+                goto unlock;
+        if (!made)
+                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
+        rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
+        /* The inits went in: what the join compares with. */
+        if ((made || rejoined) && !s->dry_run) {
                 free(TAKE_PTR(in));
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         }
