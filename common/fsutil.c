@@ -296,6 +296,23 @@ int64_t now_usec(void)
         return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t usec_after_ms(int64_t t, unsigned ms)
+{
+        return t + (int64_t) ms * 1000;
+}
+
+int64_t deadline_after_ms(unsigned ms)
+{
+        return usec_after_ms(now_usec(), ms);
+}
+
+unsigned deadline_left_ms(int64_t deadline)
+{
+        int64_t left = (deadline - now_usec()) / 1000;
+
+        return left > 0 ? (unsigned) left : 0;
+}
+
 int64_t now_boottime_sec(void)
 {
         struct timespec ts;

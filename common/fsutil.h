@@ -62,6 +62,14 @@ bool pid_list_has(const pid_t *ids, size_t n, pid_t id);
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t now_usec(void);
 
+/* Deadlines are now_usec() times; timeouts are milliseconds. The time ms
+ * after t, and a deadline ms from now. */
+int64_t usec_after_ms(int64_t t, unsigned ms);
+int64_t deadline_after_ms(unsigned ms);
+/* Whole milliseconds left before deadline, rounded down (a wait that long
+ * ends by it); 0 once it has passed. */
+unsigned deadline_left_ms(int64_t deadline);
+
 /* CLOCK_BOOTTIME in whole seconds: the same in every process, counts time
  * suspended, and restarts at boot exactly when /run and resctrl start empty. */
 int64_t now_boottime_sec(void);

@@ -9,11 +9,6 @@
 #include "lock.h"
 #include "macro.h"
 
-static int64_t deadline_after(unsigned timeout_ms)
-{
-        return now_usec() + (int64_t) timeout_ms * 1000;
-}
-
 /* Polls rather than blocking so that the wait stays bounded whatever the
  * inherited signal mask; sleeps from 1 ms growing to 10 ms. */
 int lock_fd_until(int fd, int op, int64_t deadline)
@@ -37,12 +32,12 @@ int lock_fd_until(int fd, int op, int64_t deadline)
 
 int lock_fd(int fd, int op, unsigned timeout_ms)
 {
-        return lock_fd_until(fd, op, deadline_after(timeout_ms));
+        return lock_fd_until(fd, op, deadline_after_ms(timeout_ms));
 }
 
 int lock_file_acquire(int dir_fd, const char *name, unsigned timeout_ms, int *ret_fd)
 {
-        int64_t deadline = deadline_after(timeout_ms);
+        int64_t deadline = deadline_after_ms(timeout_ms);
 
         if (!name_is_valid(name))
                 return -EINVAL;

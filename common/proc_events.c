@@ -123,7 +123,7 @@ static ssize_t receive(int fd, void *buf, size_t size, int flags)
 static int await_answer(int fd, uint32_t ack, unsigned answer_ms)
 {
         char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-        int64_t deadline = now_usec() + (int64_t) answer_ms * 1000;
+        int64_t deadline = deadline_after_ms(answer_ms);
         bool cut;
 
         for (;;) {

@@ -172,7 +172,7 @@ int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd)
 static int lock_through_turnstile(int root_fd, int op, unsigned timeout_ms)
 {
         _cleanup_close_ int turnstile = -EBADF;
-        int64_t deadline = now_usec() + (int64_t) timeout_ms * 1000;
+        int64_t deadline = deadline_after_ms(timeout_ms);
         int r;
 
         turnstile = openat(root_fd, "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

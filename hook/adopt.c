@@ -101,13 +101,12 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                 log_debug("pod %s: containerd's sandbox; not a container to adopt", pod.uid);
                 return;
         }
-        ctx =
-            (struct hook_ctx){.config = a->config,
-                              .state = &state,
-                              .pod = &pod,
-                              .proc_fd = a->proc_fd,
-                              .deadline = now_usec() + (int64_t) a->config->lock_timeout_ms * 1000,
-                              .cgroups = &a->cgroups};
+        ctx = (struct hook_ctx){.config = a->config,
+                                .state = &state,
+                                .pod = &pod,
+                                .proc_fd = a->proc_fd,
+                                .deadline = deadline_after_ms(a->config->lock_timeout_ms),
+                                .cgroups = &a->cgroups};
         r = stage_create(&ctx, &outcome);
         if (r < 0)
                 outcome = OUTCOME_ERROR;

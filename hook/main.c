@@ -359,7 +359,7 @@ int main(int argc, char **argv)
         /* One deadline for everything the run waits for (stdin, the pod lock,
          * the resctrl lock), below the runtime's timeout: a runtime that kills
          * a hook fails the container whatever failurePolicy says. */
-        deadline = start + (int64_t) config.lock_timeout_ms * 1000;
+        deadline = usec_after_ms(start, config.lock_timeout_ms);
 
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */

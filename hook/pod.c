@@ -42,12 +42,9 @@ int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
 
 unsigned pod_env_wait_ms(const struct pod_env *e)
 {
-        int64_t left;
-
         if (e->deadline == 0)
                 return e->config->lock_timeout_ms;
-        left = (e->deadline - now_usec()) / 1000;
-        return left > 0 ? (unsigned) left : 0;
+        return deadline_left_ms(e->deadline);
 }
 
 int pod_env_lock_resctrl(const struct pod_env *e)

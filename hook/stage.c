@@ -248,10 +248,10 @@ static void fit_bandwidth(const struct hook_ctx *ctx, struct pod_session *s, con
  * for another try. */
 static bool wait_for_limbo(const struct pod_env *e, int64_t started)
 {
-        int64_t next = now_usec() + (int64_t) LIMBO_STEP_MS * 1000;
+        int64_t next = deadline_after_ms(LIMBO_STEP_MS);
 
-        if (e->deadline == 0 || next > started + (int64_t) LIMBO_WAIT_MS * 1000 ||
-            next + (int64_t) LIMBO_SPARE_MS * 1000 > e->deadline)
+        if (e->deadline == 0 || next > usec_after_ms(started, LIMBO_WAIT_MS) ||
+            usec_after_ms(next, LIMBO_SPARE_MS) > e->deadline)
                 return false;
         rdt_unlock(e->root_fd);
         (void) nanosleep(&(struct timespec){.tv_nsec = (long) LIMBO_STEP_MS * 1000 * 1000}, NULL);

@@ -320,10 +320,9 @@ static int join_container(struct watch *w, const struct watch_entry *e, unsigned
         int r;
 
         *ret_joined = 0;
-        w->env.deadline = now_usec() + (int64_t) (w->config->lock_timeout_ms < WATCH_JOIN_WAIT_MS
-                                                      ? w->config->lock_timeout_ms
-                                                      : WATCH_JOIN_WAIT_MS) *
-                                           1000;
+        w->env.deadline = deadline_after_ms(w->config->lock_timeout_ms < WATCH_JOIN_WAIT_MS
+                                                ? w->config->lock_timeout_ms
+                                                : WATCH_JOIN_WAIT_MS);
         r = pod_session_lock(&w->env, e->uid, pod_env_wait_ms(&w->env), &s);
         if (r < 0) {
                 if (r != -ETIMEDOUT && trouble_due(w, TROUBLE_JOIN))

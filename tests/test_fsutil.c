@@ -128,6 +128,22 @@ START_TEST(test_read_deadline_while_draining)
 END_TEST
 
 /* A directory stream of its own; a symlink is never followed. */
+/* Milliseconds and now_usec() microseconds: a deadline after ms, and the
+ * whole milliseconds left before one, never more than there are. */
+START_TEST(test_deadline_ms)
+{
+        int64_t deadline;
+
+        ck_assert_int_eq(usec_after_ms(5, 2), 2005);
+        ck_assert_int_eq(usec_after_ms(0, 4000000000u), 4000000000000LL);
+        deadline = deadline_after_ms(1000);
+        ck_assert_int_le(deadline_left_ms(deadline), 1000);
+        ck_assert_int_ge(deadline_left_ms(deadline), 900);
+        ck_assert_uint_eq(deadline_left_ms(now_usec() + 999), 0);
+        ck_assert_uint_eq(deadline_left_ms(now_usec() - 5000), 0);
+}
+END_TEST
+
 START_TEST(test_opendir_at)
 {
         const char *path;
@@ -182,6 +198,7 @@ static Suite *fsutil_suite(void)
         tcase_add_test(tc, test_read_deadline_while_draining);
         tcase_add_test(tc, test_read_empty);
         tcase_add_test(tc, test_opendir_at);
+        tcase_add_test(tc, test_deadline_ms);
         suite_add_tcase(s, tc);
         return s;
 }
