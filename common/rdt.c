@@ -197,6 +197,16 @@ void rdt_unlock(int root_fd)
         (void) flock(root_fd, LOCK_UN);
 }
 
+void rdt_unlockp(const int *locked_root_fd)
+{
+        if (*locked_root_fd >= 0) {
+                int saved_errno = errno;
+
+                rdt_unlock(*locked_root_fd);
+                errno = saved_errno;
+        }
+}
+
 int rdt_task_mon_group(int proc_fd, pid_t tid, char **ret_ctrl, char **ret_mon)
 {
         _cleanup_free_ char *buf = NULL, *ctrl = NULL, *mon = NULL;

@@ -35,6 +35,10 @@ int rdt_lock(int root_fd, unsigned timeout_ms);
  * midway. Hold it briefly: a writer waits for it. */
 int rdt_lock_shared(int root_fd, unsigned timeout_ms);
 void rdt_unlock(int root_fd);
+/* For _cleanup_(rdt_unlockp) on an int that holds the root fd once its lock
+ * is taken (negative before, or when taking it failed): the lock is let go
+ * of on every way out of the scope, errno kept. */
+void rdt_unlockp(const int *locked_root_fd);
 
 /* The control group a task is in, from /proc/<pid>/cpu_resctrl_groups ("res:"
  * line): *ret is "/" or the group name (malloc'd). -ENOENT when the kernel has

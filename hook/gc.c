@@ -363,16 +363,17 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
 {
         const struct pod_env *e = &gc->env;
         _cleanup_free_ pid_t *in = NULL;
+        _cleanup_(rdt_unlockp) int locked = -EBADF;
         size_t n_in = 0;
-        int r, made, tasks_read = 0;
+        int made, tasks_read = 0;
         bool rejoined;
 
-        r = pod_env_lock_resctrl(e);
-        if (r < 0)
-                return r;
+        locked = pod_env_lock_resctrl(e);
+        if (locked < 0)
+                return locked;
         made = claim_group(gc, s, ctrl, why);
         if (made < 0)
-                goto unlock;
+                return made;
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
@@ -387,8 +388,6 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
          * did not give up, or what the operator narrowed it to since. */
         if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned)
                 (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
-unlock:
-        rdt_unlock(e->root_fd);
         return made;
 }
 

@@ -54,7 +54,7 @@ int pod_env_lock_resctrl(const struct pod_env *e)
         if (r < 0)
                 return log_error_errno(r, "cannot take the resctrl lock (lockTimeoutMs %u ms)",
                                        e->config->lock_timeout_ms);
-        return 0;
+        return e->root_fd;
 }
 
 void pod_env_close(struct pod_env *e)

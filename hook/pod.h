@@ -37,7 +37,8 @@ int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e);
 /* How long the next wait (a lock) may take: what is left until the deadline,
  * or lockTimeoutMs when the run has none (gc). */
 unsigned pod_env_wait_ms(const struct pod_env *e);
-/* rdt_lock within pod_env_wait_ms; logs a failure. */
+/* rdt_lock within pod_env_wait_ms: the root fd, locked (for
+ * _cleanup_(rdt_unlockp)), or -errno (logged). */
 int pod_env_lock_resctrl(const struct pod_env *e);
 void pod_env_close(struct pod_env *e);
 

@@ -341,17 +341,16 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
 static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                       bool recorded, bool interrupted, char **ret_reason)
 {
-        int r, created;
+        _cleanup_(rdt_unlockp) int locked = -EBADF;
+        int created;
 
-        r = pod_env_lock_resctrl(s->env);
-        if (r < 0)
-                return r;
+        locked = pod_env_lock_resctrl(s->env);
+        if (locked < 0)
+                return locked;
 
         created = make_group(ctx, s, ctrl, ret_reason);
-        if (created < 0) {
-                r = *ret_reason ? 0 : created;
-                goto unlock;
-        }
+        if (created < 0)
+                return *ret_reason ? 0 : created;
         if (created)
                 fit_bandwidth(ctx, s, ctrl);
         if (created || !recorded)
@@ -367,10 +366,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                                     ctx->pod->uid, ctrl_display(ctrl));
                 rejoin_members(ctx, s, ctrl);
         }
-        r = move_process(ctx, s, ctrl, created, ret_reason);
-unlock:
-        rdt_unlock(s->env->root_fd);
-        return r;
+        return move_process(ctx, s, ctrl, created, ret_reason);
 }
 
 /* Records the member as pending, so that the save that pod_group_claim makes

@@ -735,6 +735,31 @@ START_TEST(test_lock_times_out)
 }
 END_TEST
 
+/* A lock held through rdt_unlockp is let go of where its scope ends; a
+ * holder of none (a take that failed) lets go of nothing. */
+START_TEST(test_unlockp_lets_go_at_scope_end)
+{
+        _cleanup_close_ int other = -EBADF;
+
+        ck_assert_int_eq(rdt_open(root_path, false, &other), 0);
+        {
+                _cleanup_(rdt_unlockp) int locked = -EBADF;
+
+                ck_assert_int_eq(rdt_lock(root_fd, 100), 0);
+                locked = root_fd;
+                ck_assert_int_eq(rdt_lock(other, 50), -ETIMEDOUT);
+        }
+        ck_assert_int_eq(rdt_lock(other, 100), 0);
+        {
+                _cleanup_(rdt_unlockp) int locked = rdt_lock(root_fd, 50);
+
+                ck_assert_int_eq(locked, -ETIMEDOUT);
+        }
+        ck_assert_int_eq(rdt_lock(root_fd, 50), -ETIMEDOUT);
+        rdt_unlock(other);
+}
+END_TEST
+
 /* Adds ms to t. */
 static void add_ms(struct timespec *t, long ms)
 {
@@ -816,6 +841,7 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_ctrl_mon_tasks);
         tcase_add_test(tc, test_ctrl_add_task);
         tcase_add_test(tc, test_lock_times_out);
+        tcase_add_test(tc, test_unlockp_lets_go_at_scope_end);
         tcase_add_test(tc, test_lock_readers_cannot_starve_a_writer);
         suite_add_tcase(s, tc);
         return s;
