@@ -179,7 +179,7 @@ static void keep_final_counters(const struct pod_session *s, const struct finish
         r = statedir_open_finished(e->state_fd, true, ret_dir_fd);
         if (r >= 0)
                 r = finished_save(*ret_dir_fd, f, e->config->final_counters_sec, FINISHED_MAX_BYTES,
-                                  now_usec() + (int64_t) pod_env_wait_ms(e) * 1000);
+                                  deadline_after_ms(pod_env_wait_ms(e)));
         if (r < 0)
                 log_warning_errno(r,
                                   "cannot keep the final counters of pod %s's group in %s in "
