@@ -1018,8 +1018,11 @@ static int parse_check_args(struct checker *k, int argc, char **argv, bool *ret_
                         k->hooks_dirs[k->n_hooks_dirs++] = optarg;
                 else if (c == 'o')
                         k->only = optarg;
+                else if (c == 'd')
+                        return log_error_errno(-EINVAL, "check: more than %d --hooks-dir",
+                                               HOOKS_DIRS_MAX);
                 else
-                        return -EINVAL;
+                        return command_bad_option(argv);
         }
         for (const char *item = k->only; item;
              item = strchr(item, ','), item = item ? item + 1 : NULL) {

@@ -22,6 +22,13 @@ int command_load_config(const struct command_ctx *ctx, struct config *c)
         return 0;
 }
 
+int command_bad_option(char **argv)
+{
+        log_error("unknown option or missing argument '%s' (see %s --help)", argv[optind - 1],
+                  argv[0]);
+        return -EINVAL;
+}
+
 int command_parse_options(const struct command_options *o, int argc, char **argv, void *userdata)
 {
         int c;
@@ -32,8 +39,9 @@ int command_parse_options(const struct command_options *o, int argc, char **argv
                         o->help();
                         return 0;
                 }
-                /* '?': an unknown option or a missing argument */
-                if (c == '?' || o->set(c, optarg, userdata) < 0)
+                if (c == '?')
+                        return command_bad_option(argv);
+                if (o->set(c, optarg, userdata) < 0)
                         return -EINVAL;
         }
         if (optind != argc) {

@@ -38,6 +38,10 @@ struct command_options {
         int (*set)(int c, const char *arg, void *userdata);
 };
 
+/* getopt_long's '?' (main sets opterr 0): logs the option it could not take,
+ * unknown or without its value. -EINVAL. */
+int command_bad_option(char **argv);
+
 /* Reads argv's options after argv[0], the command's name, as o says: 1 to
  * run, 0 after --help (printed), -EINVAL on misuse (an argument is logged). */
 int command_parse_options(const struct command_options *o, int argc, char **argv, void *userdata);

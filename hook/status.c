@@ -1151,7 +1151,7 @@ static int parse_status_args(int argc, char **argv, enum format *ret_format,
                 else if (c == 'o')
                         *ret_output = optarg;
                 else
-                        return -EINVAL;
+                        return command_bad_option(argv);
         }
         if (optind != argc || (*ret_output && *ret_format != FORMAT_PROMETHEUS)) {
                 log_error("usage: status [--json | --prometheus [--output FILE]] (see --help)");

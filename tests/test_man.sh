@@ -48,6 +48,12 @@ for name in $commands; do
         help=$("$hook" "$name" --help 2>&1) || fail "$name --help exits $?"
         printf '%s\n' "$help" | grep -q "^Usage: .* $name" || fail "$name --help shows no usage: $help"
         [ "$("$hook" "$name" -h 2>&1)" = "$help" ] || fail "$name -h is not --help"
+        # An unknown option: exit 2 and one line naming it.
+        bad=$("$hook" "$name" --no-such-option 2>&1 >/dev/null)
+        rc=$?
+        [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$bad" | wc -l)" -eq 1 ] &&
+                printf '%s\n' "$bad" | grep -q -- "'--no-such-option'" ||
+                fail "$name --no-such-option: exit $rc, said: $bad"
         options=$(options_of "$top/hook/$name.c")
         [ -n "$options" ] || fail "no long options found in hook/$name.c"
         for option in $options; do
