@@ -572,10 +572,15 @@ static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
         return r;
 }
 
+bool pod_state_pids_are_ours(const struct pod_state *s, uint64_t pid_ns)
+{
+        return s->pid_ns == 0 || s->pid_ns == pid_ns;
+}
+
 bool pod_state_of_other_boot(const struct pod_state *s, const char *boot_id, uint64_t pid_ns)
 {
         return s->boot_id[0] && boot_id[0] && strcmp(s->boot_id, boot_id) != 0 &&
-               (s->pid_ns == 0 || pid_ns == 0 || s->pid_ns == pid_ns);
+               pod_state_pids_are_ours(s, pid_ns);
 }
 
 int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_state *ret,

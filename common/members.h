@@ -137,9 +137,15 @@ json_t *pod_state_baseline_to_json(const struct group *g);
  * (when non-NULL) naming what is wrong, after "<what>: "; -ENOMEM. */
 int pod_state_baseline_from_json(json_t *o, const char *what, struct group *g, char **reterr);
 
+/* Do s's pids mean anything in pid namespace pid_ns (proc_pid_ns; 0 when
+ * it cannot be read)? Yes where s names none (written before pid_ns was
+ * recorded) or the same one; no where they differ, and where ours is
+ * unknown: a pid of an unknown namespace is never acted on. */
+bool pod_state_pids_are_ours(const struct pod_state *s, uint64_t pid_ns);
+
 /* Was s written in another boot than boot_id ("": unknown)? Its processes
- * and groups are gone. Only where both are known and its pids are of
- * pid_ns (0: unknown), the namespace of the reader: a reader in a container
+ * and groups are gone. Only where both are known and its pids are the
+ * reader's (pod_state_pids_are_ours): a reader in a container
  * whose /proc shows a boot of its own (gVisor) must not take the host's
  * state for an earlier boot's. */
 bool pod_state_of_other_boot(const struct pod_state *s, const char *boot_id, uint64_t pid_ns);

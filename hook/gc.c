@@ -463,7 +463,7 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
  * the pod is left as it is, said once, and the pass goes on. */
 static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
 {
-        if (s->st.n_members == 0 || s->st.pid_ns == 0 || s->st.pid_ns == gc->env.pid_ns) {
+        if (s->st.n_members == 0 || pod_state_pids_are_ours(&s->st, gc->env.pid_ns)) {
                 gc->pods_ours += s->st.n_members > 0;
                 return false;
         }
@@ -690,7 +690,7 @@ static void note_full(struct gc *gc, const char *ctrl)
  * left. */
 static bool bring_in_pod(struct gc *gc, struct pod_session *s)
 {
-        if (s->st.pid_ns != 0 && gc->env.pid_ns != 0 && s->st.pid_ns != gc->env.pid_ns)
+        if (!pod_state_pids_are_ours(&s->st, gc->env.pid_ns))
                 return false; /* its pids mean nothing here (foreign_pid_ns) */
         for (size_t i = 0; i < s->st.n_members; i++) {
                 _cleanup_free_ char *ctrl = NULL;

@@ -93,7 +93,7 @@ int pod_session_load(struct pod_session *s, char **reterr)
         /* A file of an older version gets this boot once: else, never
          * rewritten while its pods run, it would be trusted after a reboot.
          * Never the boot a reader of another pid namespace sees. */
-        if (s->st.pid_ns != 0 && s->env->pid_ns != 0 && s->st.pid_ns != s->env->pid_ns)
+        if (!pod_state_pids_are_ours(&s->st, s->env->pid_ns))
                 return r == 0;
         if (r == 0 && !s->st.boot_id[0] && s->env->boot_id[0])
                 s->dirty = true;

@@ -197,7 +197,7 @@ static void load_pod(struct watch *w, const char *uid)
                                     uid, why ? why : strerror(-r));
                 return;
         }
-        if ((st.pid_ns == 0 || st.pid_ns == w->env.pid_ns) && add_members(w, uid, &st) < 0)
+        if (pod_state_pids_are_ours(&st, w->env.pid_ns) && add_members(w, uid, &st) < 0)
                 log_error("out of memory");
         pod_state_done(&st);
 }
@@ -333,7 +333,7 @@ static int join_container(struct watch *w, const struct watch_entry *e, unsigned
         if (r < 0 && trouble_due(w, TROUBLE_STATE))
                 log_warning("cannot read the state of pod %s (%s)", e->uid,
                             why ? why : strerror(-r));
-        m = r >= 0 && (s.st.pid_ns == 0 || s.st.pid_ns == w->env.pid_ns)
+        m = r >= 0 && pod_state_pids_are_ours(&s.st, w->env.pid_ns)
                 ? pod_state_find_member(&s.st, e->member)
                 : NULL;
         if (m && m->monitored) {

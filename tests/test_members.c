@@ -445,6 +445,31 @@ START_TEST(test_boot_id)
 }
 END_TEST
 
+/* Whose pids a file's are, and which boot it is of: never taken for ours
+ * where our own pid namespace is unknown. */
+START_TEST(test_pid_ns_and_boot)
+{
+        struct pod_state s = {.pid_ns = 4026531836};
+        const char *now = "0f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f";
+
+        ck_assert(pod_state_pids_are_ours(&s, 4026531836));
+        ck_assert(!pod_state_pids_are_ours(&s, 4026532000));
+        ck_assert(!pod_state_pids_are_ours(&s, 0));
+        s.pid_ns = 0; /* written before pid_ns was recorded */
+        ck_assert(pod_state_pids_are_ours(&s, 4026531836));
+        ck_assert(pod_state_pids_are_ours(&s, 0));
+
+        memcpy(s.boot_id, "1f9b2a57-5d8e-4c1b-9b7e-3a1f0c2d4e5f", BOOT_ID_LEN + 1);
+        s.pid_ns = 4026531836;
+        ck_assert(pod_state_of_other_boot(&s, now, 4026531836));
+        ck_assert(!pod_state_of_other_boot(&s, now, 4026532000)); /* another namespace's /proc */
+        ck_assert(!pod_state_of_other_boot(&s, now, 0));
+        ck_assert(!pod_state_of_other_boot(&s, "", 4026531836));
+        memcpy(s.boot_id, now, BOOT_ID_LEN + 1);
+        ck_assert(!pod_state_of_other_boot(&s, now, 4026531836));
+}
+END_TEST
+
 START_TEST(test_parse_reason_one_line)
 {
         static const char *const bad[] = {
@@ -756,6 +781,7 @@ static Suite *members_suite(void)
         tcase_add_test(tc, test_parse_ignores_unknown_keys);
         tcase_add_test(tc, test_cgroups_recorded);
         tcase_add_test(tc, test_cgroups_invalid);
+        tcase_add_test(tc, test_pid_ns_and_boot);
         tcase_add_test(tc, test_boot_id);
         tcase_add_test(tc, test_load_refuses);
         tcase_add_test(tc, test_remove_temp);
