@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "finished.h"
@@ -20,7 +19,7 @@
 /* Only a holder of the directory's lock writes it: one name does. */
 #define FINISHED_TEMP ".record.tmp"
 #define NS_PER_SEC INT64_C(1000000000)
-/* <uid>.<created_at, up to 19 digits>.<16 hex digits>, the NUL. */
+/* <uid>.<created_ms, up to 19 digits>.<16 hex digits>, the NUL. */
 #define RECORD_NAME_SIZE (POD_UID_LEN + 1 + 19 + 1 + 16 + 1)
 
 /* A record's file, as the directory lists it. */
@@ -51,7 +50,7 @@ int finished_pod_init(struct finished_pod *f, const char *uid, const struct pod_
 {
         int r;
 
-        *f = (struct finished_pod){.created_at = g->created_at, .removed_at = time(NULL)};
+        *f = (struct finished_pod){.created_ms = g->created_ms, .removed_ms = now_unix_ms()};
         (void) snprintf(f->uid, sizeof(f->uid), "%s", uid);
         r = strdup_or_null(st->namespace, &f->namespace);
         if (r >= 0)
@@ -62,14 +61,6 @@ int finished_pod_init(struct finished_pod *f, const char *uid, const struct pod_
                 r = pod_state_group_set_baseline(&f->group, g->baseline[i].key,
                                                  &g->baseline[i].value);
         return r;
-}
-
-static int64_t now_realtime_ns(void)
-{
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t) ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 /* --- the record's text --------------------------------------------------- */
@@ -106,9 +97,9 @@ int finished_format(const struct finished_pod *f, char **ret)
 
         o = json_pack("{s:i, s:s, s:o, s:o, s:s, s:o, s:I, s:o, s:o}", "version", FINISHED_VERSION,
                       "uid", f->uid, "namespace", json_string_or_null(f->namespace), "pod",
-                      json_string_or_null(f->pod_name), "ctrl", f->group.ctrl, "created_at",
-                      f->created_at > 0 ? json_integer(f->created_at) : json_null(), "removed_at",
-                      (json_int_t) f->removed_at, "counters", format_counters(f), "baseline",
+                      json_string_or_null(f->pod_name), "ctrl", f->group.ctrl, "created_ms",
+                      f->created_ms > 0 ? json_integer(f->created_ms) : json_null(), "removed_ms",
+                      (json_int_t) f->removed_ms, "counters", format_counters(f), "baseline",
                       pod_state_baseline_to_json(&f->group));
         if (!o)
                 return -ENOMEM;
@@ -192,15 +183,15 @@ static int dup_string_or_null(json_t *v, const char *what, char **ret, char **re
 
 static int parse_record(json_t *o, struct finished_pod *f, char **reterr)
 {
-        json_t *namespace = NULL, *pod = NULL, *created_at = NULL, *counters, *baseline = NULL;
-        json_int_t version, removed_at;
+        json_t *namespace = NULL, *pod = NULL, *created_ms = NULL, *counters, *baseline = NULL;
+        json_int_t version, removed_ms;
         const char *uid, *ctrl;
         json_error_t jerr;
         int r;
 
         if (json_unpack_ex(o, &jerr, 0, "{s:I, s:s, s?o, s?o, s:s, s?o, s:I, s:o, s?o}", "version",
                            &version, "uid", &uid, "namespace", &namespace, "pod", &pod, "ctrl",
-                           &ctrl, "created_at", &created_at, "removed_at", &removed_at, "counters",
+                           &ctrl, "created_ms", &created_ms, "removed_ms", &removed_ms, "counters",
                            &counters, "baseline", &baseline) < 0)
                 return bad_record(reterr, "%s", jerr.text);
         if (version != FINISHED_VERSION)
@@ -208,13 +199,13 @@ static int parse_record(json_t *o, struct finished_pod *f, char **reterr)
                                   FINISHED_VERSION);
         if (pod_uid_canonicalise(uid, f->uid) < 0 || strcmp(uid, f->uid) != 0)
                 return bad_record(reterr, "uid '%s' is not a canonical pod UID", uid);
-        if (created_at && !json_is_null(created_at) &&
-            (!json_is_integer(created_at) || json_integer_value(created_at) <= 0))
-                return bad_record(reterr, "created_at must be an integer > 0 or null");
-        if (removed_at <= 0)
-                return bad_record(reterr, "removed_at must be an integer > 0");
-        f->created_at = json_is_integer(created_at) ? json_integer_value(created_at) : 0;
-        f->removed_at = removed_at;
+        if (created_ms && !json_is_null(created_ms) &&
+            (!json_is_integer(created_ms) || json_integer_value(created_ms) <= 0))
+                return bad_record(reterr, "created_ms must be an integer > 0 or null");
+        if (removed_ms <= 0)
+                return bad_record(reterr, "removed_ms must be an integer > 0");
+        f->created_ms = json_is_integer(created_ms) ? json_integer_value(created_ms) : 0;
+        f->removed_ms = removed_ms;
         r = strdup_or_null(ctrl, &f->group.ctrl);
         if (r >= 0)
                 r = dup_string_or_null(namespace, "namespace", &f->namespace, reterr);
@@ -257,7 +248,7 @@ static uint64_t ctrl_hash(const char *ctrl)
 
 static void record_name(const struct finished_pod *f, char buf[static RECORD_NAME_SIZE])
 {
-        (void) snprintf(buf, RECORD_NAME_SIZE, "%s.%" PRId64 ".%016" PRIx64, f->uid, f->created_at,
+        (void) snprintf(buf, RECORD_NAME_SIZE, "%s.%" PRId64 ".%016" PRIx64, f->uid, f->created_ms,
                         ctrl_hash(f->group.ctrl));
 }
 
@@ -343,9 +334,10 @@ static int list_records(int dir_fd, struct record_file **ret, size_t *ret_n, boo
         return 0;
 }
 
+/* Retention 0 keeps none: a record written this very millisecond too. */
 static bool expired(const struct record_file *f, int64_t now_ns, unsigned retention_sec)
 {
-        return f->written_ns < now_ns - (int64_t) retention_sec * NS_PER_SEC;
+        return retention_sec == 0 || f->written_ns < now_ns - (int64_t) retention_sec * NS_PER_SEC;
 }
 
 /* Under the lock: expired records, then the oldest until incoming more
@@ -353,7 +345,7 @@ static bool expired(const struct record_file *f, int64_t now_ns, unsigned retent
 static int prune_locked(int dir_fd, unsigned retention_sec, size_t max_bytes, size_t incoming)
 {
         _cleanup_free_ struct record_file *files = NULL;
-        int64_t now_ns = now_realtime_ns();
+        int64_t now_ns = now_unix_ms() * 1000000;
         size_t n = 0, total = incoming;
         int removed = 0, r;
         bool temp;
@@ -428,7 +420,7 @@ int finished_remove(int dir_fd, const struct finished_pod *f)
 
 bool finished_pod_is_of(const struct finished_pod *f, const struct group *g)
 {
-        return f->created_at == g->created_at && strcmp(f->group.ctrl, g->ctrl) == 0;
+        return f->created_ms == g->created_ms && strcmp(f->group.ctrl, g->ctrl) == 0;
 }
 
 static int load_record(int dir_fd, const char *name, struct finished_pod *ret)
@@ -447,7 +439,7 @@ int finished_load(int dir_fd, unsigned retention_sec, struct finished_pod **ret,
                   unsigned *ret_bad)
 {
         _cleanup_free_ struct record_file *files = NULL;
-        int64_t now_ns = now_realtime_ns();
+        int64_t now_ns = now_unix_ms() * 1000000;
         struct finished_pod *pods;
         size_t n = 0, k = 0;
         bool temp;

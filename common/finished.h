@@ -5,7 +5,7 @@
  * and a pod that lived less than one interval at all.
  *
  * One file a group in <stateDir>/finished/ (statedir.h), named for the
- * group's incarnation, <uid>.<created_at>.<hash of its ctrl group>, its
+ * group's incarnation, <uid>.<created_ms>.<hash of its ctrl group>, its
  * mtime when it was written. The hook writes it right before the rmdir, so
  * that a SIGKILL between the two loses nothing: the next removal of the same
  * group writes the same name again, and until then a reader that still
@@ -18,12 +18,12 @@
  *
  * A record is JSON:
  * {"version":1,"uid":"...","namespace":"...","pod":"...","ctrl":"/",
- *  "created_at":1764000000,"removed_at":1764000100,
+ *  "created_ms":1764000000123,"removed_ms":1764000100456,
  *  "counters":{"mon_L3_00/mbm_total_bytes":"123456"},
  *  "baseline":{"mon_L3_00/mbm_total_bytes":"1234"}}
  * counters are the kernel's text ("Unavailable" included), keyed and valued
  * as a member file's baseline (members.h); the times are Unix seconds,
- * created_at null where unknown (a group 0.2 saved last). Other
+ * created_ms null where unknown (a group 0.2 saved last). Other
  * versions follow members.h's rule: unknown keys are ignored. */
 #pragma once
 
@@ -47,8 +47,8 @@ struct finished_pod {
         char *namespace;            /* NULL when unknown */
         char *pod_name;             /* NULL when unknown */
         struct group group;         /* ctrl and baseline; the rest unused */
-        int64_t created_at;         /* Unix seconds; 0 when unknown */
-        int64_t removed_at;         /* Unix seconds */
+        int64_t created_ms;         /* Unix milliseconds; 0 when unknown */
+        int64_t removed_ms;         /* Unix milliseconds */
         struct counter_reading *rd; /* sorted by domain then name */
         size_t n_rd;
 };

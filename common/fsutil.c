@@ -296,6 +296,14 @@ int64_t now_usec(void)
         return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t now_unix_ms(void)
+{
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int64_t usec_after_ms(int64_t t, unsigned ms)
 {
         return t + (int64_t) ms * 1000;

@@ -62,6 +62,9 @@ bool pid_list_has(const pid_t *ids, size_t n, pid_t id);
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t now_usec(void);
 
+/* CLOCK_REALTIME in milliseconds: Unix time, for what readers are told. */
+int64_t now_unix_ms(void);
+
 /* Deadlines are now_usec() times; timeouts are milliseconds. The time ms
  * after t, and a deadline ms from now. */
 int64_t usec_after_ms(int64_t t, unsigned ms);

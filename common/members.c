@@ -352,8 +352,8 @@ static json_t *format_group(const struct group *g)
         if (g->emptied &&
             json_object_set_new(o, "emptied_at", json_integer((json_int_t) g->emptied_at)) < 0)
                 return NULL;
-        if (g->created_at > 0 &&
-            json_object_set_new(o, "created_at", json_integer((json_int_t) g->created_at)) < 0)
+        if (g->created_ms > 0 &&
+            json_object_set_new(o, "created_ms", json_integer((json_int_t) g->created_ms)) < 0)
                 return NULL;
         if (g->n_baseline > 0 &&
             json_object_set_new(o, "baseline", pod_state_baseline_to_json(g)) < 0)
@@ -490,20 +490,20 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
         if (!json_is_array(groups))
                 return bad_state(reterr, "groups must be an array");
         json_array_foreach(groups, i, g) {
-                json_t *baseline = NULL, *emptied_at = NULL, *created_at = NULL;
+                json_t *baseline = NULL, *emptied_at = NULL, *created_ms = NULL;
                 json_error_t jerr;
                 const char *ctrl;
                 int owned, r;
 
                 if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o, s?o}", "ctrl", &ctrl, "owned",
-                                   &owned, "emptied_at", &emptied_at, "created_at", &created_at,
+                                   &owned, "emptied_at", &emptied_at, "created_ms", &created_ms,
                                    "baseline", &baseline) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
                 if (emptied_at && !is_uint(emptied_at))
                         return bad_state(reterr, "group %zu: emptied_at must be an integer >= 0",
                                          i);
-                if (created_at && !is_uint(created_at))
-                        return bad_state(reterr, "group %zu: created_at must be an integer >= 0",
+                if (created_ms && !is_uint(created_ms))
+                        return bad_state(reterr, "group %zu: created_ms must be an integer >= 0",
                                          i);
                 r = pod_state_add_group(s, ctrl, owned);
                 if (r >= 0 && baseline) {
@@ -515,8 +515,8 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
                 }
                 if (r < 0)
                         return r;
-                if (created_at)
-                        s->groups[s->n_groups - 1].created_at = json_integer_value(created_at);
+                if (created_ms)
+                        s->groups[s->n_groups - 1].created_ms = json_integer_value(created_ms);
                 if (emptied_at) {
                         s->groups[s->n_groups - 1].emptied = true;
                         s->groups[s->n_groups - 1].emptied_at =

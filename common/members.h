@@ -16,13 +16,14 @@
  * pod "pod_cgroup": the same object for kubelet's cgroup of the pod (the
  * nearest above its containers' that names the pod). Absent (or null): not
  * recorded, by an older version or for a container not below such a cgroup.
- * From 0.3 on, a group records "created_at": when the hook made or adopted
- * it, in Unix seconds (for its final counters, finished.h). 0.2 drops it
+ * From 0.3 on, a group records "created_ms": when the hook made or adopted
+ * it, in Unix milliseconds (for its final counters, finished.h, which it
+ * tells apart by it). 0.2 drops it
  * when it saves the file: the group's creation is unknown then.
  * From 0.3 on, the pod records "boot_id", the boot its file was last
  * written in (proc_boot_id): state of an earlier boot (stateDir not on
  * tmpfs) names processes and groups that are gone. Absent: not recorded.
- * "pid_ns", "emptied_at", "created_at", "baseline", "cgroup", "pod_cgroup" and "boot_id" are
+ * "pid_ns", "emptied_at", "created_ms", "baseline", "cgroup", "pod_cgroup" and "boot_id" are
  * optional. A group is listed from just before the hook mkdirs it until it is removed, so a group
  * in resctrl named by a pod UID but absent from every state file was never the hook's. "baseline"
  * (omitted when empty) holds the cumulative counters of the group as they read when the hook
@@ -72,7 +73,7 @@ struct group {
         bool owned;          /* the hook created it; false when it found one it did not make */
         bool emptied;        /* its last member left and it lingers (removeDelaySeconds) */
         uint64_t emptied_at; /* when, in CLOCK_BOOTTIME seconds; meaningful iff emptied */
-        int64_t created_at;  /* when the hook made or adopted it, Unix seconds; 0: not recorded */
+        int64_t created_ms;  /* when the hook made or adopted it, Unix ms; 0: not recorded */
         struct baseline *baseline; /* counters when the hook started using it */
         size_t n_baseline;
 };

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -78,11 +77,11 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
                 g = &s->st.groups[s->st.n_groups - 1];
-                g->created_at = time(NULL);
+                g->created_ms = now_unix_ms();
                 s->dirty = true;
         } else if (!exists) {
                 g->owned = true;
-                g->created_at = time(NULL); /* a new RMID: its counts start anew */
+                g->created_ms = now_unix_ms(); /* a new RMID: its counts start anew */
                 s->dirty = true;
         }
         if (s->dry_run)

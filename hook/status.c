@@ -63,7 +63,7 @@ struct pod_view {
         unsigned threads;               /* of its live monitored containers */
         unsigned threads_in;            /* of those, in the pod's groups */
         unsigned threads_elsewhere;     /* of those, in another monitoring or control group */
-        int64_t created_at, removed_at; /* a finished pod's (Unix seconds; 0: unknown) */
+        int64_t created_ms, removed_ms; /* a finished pod's (Unix ms; 0: unknown) */
 };
 
 struct node_view {
@@ -241,7 +241,7 @@ static int add_finished(struct node_view *nv, struct finished_pod *f)
 {
         struct pod_view *pv = &nv->finished[nv->n_finished];
 
-        *pv = (struct pod_view){.created_at = f->created_at, .removed_at = f->removed_at};
+        *pv = (struct pod_view){.created_ms = f->created_ms, .removed_ms = f->removed_ms};
         memcpy(pv->uid, f->uid, sizeof(pv->uid));
         pv->st.groups = calloc(1, sizeof(*pv->st.groups));
         pv->groups = calloc(1, sizeof(*pv->groups));
@@ -560,10 +560,10 @@ static void print_finished(const struct node_view *nv)
 
                 printf("pod %s  %s/%s  group %s removed %lld s ago", pv->uid,
                        cell(a, pv->st.namespace), cell(b, pv->st.pod_name),
-                       cell(c, pv->st.groups[0].ctrl), (long long) (now - pv->removed_at));
-                if (pv->created_at > 0)
+                       cell(c, pv->st.groups[0].ctrl), (long long) (now - pv->removed_ms / 1000));
+                if (pv->created_ms > 0)
                         printf(", %lld s after it was made",
-                               (long long) (pv->removed_at - pv->created_at));
+                               (long long) (pv->removed_ms - pv->created_ms) / 1000);
                 putchar('\n');
                 print_pod_totals(pv);
                 putchar('\n');
@@ -841,9 +841,9 @@ static json_t *json_finished(const struct pod_view *pv)
         return json_pack("{s:s, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o}", "uid", pv->uid, "namespace",
                          pv->st.namespace, "pod", pv->st.pod_name, "ctrl_group",
                          pv->st.groups[0].ctrl, "created_at",
-                         pv->created_at > 0 ? json_integer(pv->created_at) : json_null(),
-                         "removed_at", (json_int_t) pv->removed_at, "counters", json_totals(pv),
-                         "readings", json_readings(&pv->groups[0]));
+                         pv->created_ms > 0 ? json_integer(pv->created_ms / 1000) : json_null(),
+                         "removed_at", (json_int_t) pv->removed_ms / 1000, "counters",
+                         json_totals(pv), "readings", json_readings(&pv->groups[0]));
 }
 
 static int print_json(const struct node_view *nv)
@@ -1065,7 +1065,7 @@ static int prom_finished(struct prom_writer *w, const struct pod_view *pv)
         r = prom_uint(w, "resctrl_pod_final_timestamp_seconds", "gauge",
                       "When the hook removed the pod's group and kept its final counters "
                       "(Unix time)",
-                      labels, (uint64_t) pv->removed_at);
+                      labels, (uint64_t) pv->removed_ms / 1000);
         return r < 0 ? r : prom_readings(w, pv, true);
 }
 

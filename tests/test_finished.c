@@ -35,10 +35,10 @@ static void teardown(void)
         close(state_fd);
 }
 
-/* A record of uid's group in ctrl made at created_at: two domains of
+/* A record of uid's group in ctrl made at created_ms: two domains of
  * mbm_total_bytes, core_energy, one Unavailable, a baseline for one. */
 static void make_record(struct finished_pod *f, const char *uid, const char *ctrl,
-                        int64_t created_at)
+                        int64_t created_ms)
 {
         static const struct {
                 const char *domain, *name, *text;
@@ -49,14 +49,14 @@ static void make_record(struct finished_pod *f, const char *uid, const char *ctr
         };
         char namespace[] = "shop", pod_name[] = "web", ctrl_copy[NAME_MAX + 1];
         struct pod_state st = {.namespace = namespace, .pod_name = pod_name};
-        struct group g = {.ctrl = ctrl_copy, .created_at = created_at};
+        struct group g = {.ctrl = ctrl_copy, .created_ms = created_ms};
         struct counter_value base = {1000, 0};
 
         snprintf(ctrl_copy, sizeof(ctrl_copy), "%s", ctrl);
         ck_assert_int_eq(pod_state_group_set_baseline(&g, "mon_L3_00/mbm_total_bytes", &base), 0);
         ck_assert_int_eq(finished_pod_init(f, uid, &st, &g), 0);
         pod_state_group_clear_baseline(&g);
-        f->removed_at = created_at + 2;
+        f->removed_ms = created_ms + 2;
         f->rd = calloc(ELEMENTSOF(readings), sizeof(*f->rd));
         ck_assert_ptr_nonnull(f->rd);
         for (size_t i = 0; i < ELEMENTSOF(readings); i++) {
@@ -111,8 +111,8 @@ START_TEST(test_round_trip)
         ck_assert_str_eq(back.namespace, "shop");
         ck_assert_str_eq(back.pod_name, "web");
         ck_assert_str_eq(back.group.ctrl, "gold");
-        ck_assert_int_eq(back.created_at, 1764000000);
-        ck_assert_int_eq(back.removed_at, 1764000002);
+        ck_assert_int_eq(back.created_ms, 1764000000);
+        ck_assert_int_eq(back.removed_ms, 1764000002);
         ck_assert_uint_eq(back.n_rd, 3);
         ck_assert_str_eq(back.rd[1].domain, "mon_L3_01");
         ck_assert_int_eq(back.rd[1].state, COUNTER_UNAVAILABLE);
@@ -133,11 +133,11 @@ START_TEST(test_unknown_creation)
         _cleanup_free_ char *text = NULL;
 
         make_record(&f, UID_A, "/", 0);
-        f.removed_at = 1764000000;
+        f.removed_ms = 1764000000;
         ck_assert_int_eq(finished_format(&f, &text), 0);
-        ck_assert_ptr_nonnull(strstr(text, "\"created_at\":null"));
+        ck_assert_ptr_nonnull(strstr(text, "\"created_ms\":null"));
         ck_assert_int_eq(finished_parse(text, strlen(text), &back, NULL), 0);
-        ck_assert_int_eq(back.created_at, 0);
+        ck_assert_int_eq(back.created_ms, 0);
 }
 END_TEST
 
@@ -146,17 +146,17 @@ START_TEST(test_parse_refuses)
         static const char *const bad[] = {
             "",
             "[]",
-            "{\"version\":2,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":1,\"counters\":{}}",
-            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":0,\"counters\":{}}",
-            "{\"version\":1,\"uid\":\"NOT-A-UID\",\"ctrl\":\"/\",\"removed_at\":1,\"counters\":{}}",
-            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":1,"
+            "{\"version\":2,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":1,\"counters\":{}}",
+            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":0,\"counters\":{}}",
+            "{\"version\":1,\"uid\":\"NOT-A-UID\",\"ctrl\":\"/\",\"removed_ms\":1,\"counters\":{}}",
+            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":1,"
             "\"counters\":{\"mbm_total_bytes\":\"1\"}}",
-            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":1,"
+            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":1,"
             "\"counters\":{\"mon_L3_00/mbm_total_bytes\":\"-1\"}}",
-            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":1,"
+            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":1,"
             "\"counters\":{\"../x/mbm_total_bytes\":\"1\"}}",
-            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_at\":1,"
-            "\"created_at\":\"yesterday\",\"counters\":{}}",
+            "{\"version\":1,\"uid\":\"" UID_A "\",\"ctrl\":\"/\",\"removed_ms\":1,"
+            "\"created_ms\":\"yesterday\",\"counters\":{}}",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
@@ -175,7 +175,7 @@ START_TEST(test_save_load_replace_remove)
         _cleanup_(finished_pod_done) struct finished_pod a = {0}, b = {0}, gold = {0};
         struct finished_pod *got = NULL;
         char root[] = "/";
-        struct group g = {.ctrl = root, .created_at = 100};
+        struct group g = {.ctrl = root, .created_ms = 100};
         unsigned bad;
         size_t n;
 
@@ -201,9 +201,9 @@ START_TEST(test_save_load_replace_remove)
         free(got);
 
         ck_assert(finished_pod_is_of(&a, &g));
-        g.created_at = 101; /* the group made anew */
+        g.created_ms = 101; /* the group made anew */
         ck_assert(!finished_pod_is_of(&a, &g));
-        g.created_at = 100;
+        g.created_ms = 100;
         ck_assert(!finished_pod_is_of(&gold, &g));
 
         ck_assert_int_eq(finished_remove(dir_fd, &a), 0);
@@ -276,7 +276,7 @@ START_TEST(test_cap)
         for (int i = 1; i <= PODS; i++) {
                 off_t now;
 
-                f.created_at = i; /* another group each time */
+                f.created_ms = i; /* another group each time */
                 ck_assert_int_eq(finished_save(dir_fd, &f, 3600, CAP, NO_WAIT), 0);
                 now = dir_bytes(dir_fd);
                 ck_assert_int_le(now, CAP);
@@ -286,7 +286,7 @@ START_TEST(test_cap)
         ck_assert_int_eq(finished_load(dir_fd, 3600, &got, &n, &bad), 0);
         ck_assert_uint_gt(n, 10);
         for (size_t i = 0; i < n; i++) {
-                newest |= got[i].created_at == PODS;
+                newest |= got[i].created_ms == PODS;
                 finished_pod_done(&got[i]);
         }
         ck_assert(newest);

@@ -60,8 +60,8 @@ with() { # BINARY COMMAND...: runs a harness command with that version of the ho
 said() { grep -q -- "$1" "$OUT"; }
 not() { ! "$@"; }
 
-# The final counters this build kept of pod UID's groups: "created_at" of each.
-final_created() { cat "$STATE/finished/$1".* 2>/dev/null | jq -r .created_at; }
+# The final counters this build kept of pod UID's groups: "created_ms" of each.
+final_created() { cat "$STATE/finished/$1".* 2>/dev/null | jq -r .created_ms; }
 
 # WRITER records two pods, READER cleans them up: one by poststop, one by gc
 # after its container died without one. Beside them, a pod this build made and

@@ -127,7 +127,7 @@ check_final_counters() {
         files=("$STATE"/finished/*)
         [ ! -e "$STATE/finished/.record.tmp" ] || { fail "temp file of final counters left"; return 1; }
         [ -e "${files[0]}" ] || return 0
-        jq -e .removed_at "${files[@]}" >/dev/null 2>&1 || { fail "torn final counters"; return 1; }
+        jq -e .removed_ms "${files[@]}" >/dev/null 2>&1 || { fail "torn final counters"; return 1; }
 }
 
 # The pod's final counters once its group is gone: exactly one record after a

@@ -184,8 +184,13 @@ what=stop check_no_failures
 verify "after the stops"
 gc >/dev/null
 check "nothing left in resctrl" [ -z "$(ls "$MNT/mon_groups")" ]
-# Only the outcome counters and gc's last pass stay: they are since boot.
-check "nothing left in stateDir" [ -z "$(ls "$STATE" | grep -v '^outcome\.' | grep -vx gc.last-pass)" ]
+# Only the outcome counters, gc's last pass and the pods' final counters
+# stay: a record a removed group, every one whole, none half-written.
+check "nothing left in stateDir" \
+        [ -z "$(ls "$STATE" | grep -v '^outcome\.' | grep -vx gc.last-pass | grep -vx finished)" ]
+check "final counters kept, every record whole" \
+        jq -e .removed_ms "$STATE"/finished/* >/dev/null
+check "final counters: no temp file" [ ! -e "$STATE/finished/.record.tmp" ]
 elapsed=$((($(date +%s%N) - start) / 1000000))
 echo "stress: $PODS pods x $CONTAINERS containers, $invocations hook runs in $elapsed ms," \
         "slowest run $(max_latency_ms) ms"
