@@ -266,7 +266,8 @@ static bool is_record_name(const char *name)
                 return false;
         name += POD_UID_LEN + 1;
         digits = strspn(name, "0123456789");
-        return digits > 0 && name[digits] == '.' && strlen(name + digits + 1) == 16 &&
+        return digits > 0 && digits <= 19 && name[digits] == '.' &&
+               strlen(name + digits + 1) == 16 &&
                strspn(name + digits + 1, "0123456789abcdef") == 16;
 }
 
@@ -340,9 +341,9 @@ static bool expired(const struct record_file *f, int64_t now_ns, unsigned retent
         return retention_sec == 0 || f->written_ns < now_ns - (int64_t) retention_sec * NS_PER_SEC;
 }
 
-/* Under the lock: expired records, then the oldest until incoming more
- * bytes fit max_bytes, and a killed writer's temp file. */
-static int prune_locked(int dir_fd, unsigned retention_sec, size_t max_bytes, size_t incoming)
+/* Under the lock: expired records, then the oldest until one more of
+ * incoming bytes fits the limits, and a killed writer's temp file. */
+static int prune_locked(int dir_fd, const struct finished_limits *l, size_t incoming)
 {
         _cleanup_free_ struct record_file *files = NULL;
         int64_t now_ns = now_unix_ms() * 1000000;
@@ -357,8 +358,12 @@ static int prune_locked(int dir_fd, unsigned retention_sec, size_t max_bytes, si
                 removed++;
         for (size_t i = 0; i < n; i++)
                 total += (size_t) files[i].size;
-        for (size_t i = 0;
-             i < n && (expired(&files[i], now_ns, retention_sec) || total > max_bytes); i++) {
+        for (size_t i = 0; i < n; i++) {
+                size_t left = n - i + (incoming > 0);
+
+                if (!expired(&files[i], now_ns, l->retention_sec) && total <= l->max_bytes &&
+                    left <= l->max_records)
+                        break;
                 if (unlinkat(dir_fd, files[i].name, 0) < 0 && errno != ENOENT)
                         return -errno;
                 total -= (size_t) files[i].size;
@@ -373,19 +378,19 @@ static int lock_dir(int dir_fd, int64_t deadline)
         return lock_fd_until(dir_fd, LOCK_EX, deadline);
 }
 
-int finished_prune(int dir_fd, unsigned retention_sec, int64_t deadline)
+int finished_prune(int dir_fd, const struct finished_limits *l, int64_t deadline)
 {
         int r = lock_dir(dir_fd, deadline);
 
         if (r < 0)
                 return r;
-        r = prune_locked(dir_fd, retention_sec, FINISHED_MAX_BYTES, 0);
+        r = prune_locked(dir_fd, l, 0);
         (void) flock(dir_fd, LOCK_UN);
         return r;
 }
 
-int finished_save(int dir_fd, const struct finished_pod *f, unsigned retention_sec,
-                  size_t max_bytes, int64_t deadline)
+int finished_save(int dir_fd, const struct finished_pod *f, const struct finished_limits *l,
+                  int64_t deadline)
 {
         _cleanup_free_ char *text = NULL;
         char name[RECORD_NAME_SIZE];
@@ -396,14 +401,14 @@ int finished_save(int dir_fd, const struct finished_pod *f, unsigned retention_s
         if (r < 0)
                 return r;
         len = strlen(text);
-        if (len > max_bytes)
+        if (len > l->max_bytes || l->max_records == 0)
                 return -EFBIG;
         record_name(f, name);
 
         r = lock_dir(dir_fd, deadline);
         if (r < 0)
                 return r;
-        r = prune_locked(dir_fd, retention_sec, max_bytes, len);
+        r = prune_locked(dir_fd, l, len);
         if (r >= 0)
                 r = write_atomic_at(dir_fd, name, FINISHED_TEMP, text, len, 0600);
         (void) flock(dir_fd, LOCK_UN);
@@ -420,7 +425,9 @@ int finished_remove(int dir_fd, const struct finished_pod *f)
 
 bool finished_pod_is_of(const struct finished_pod *f, const struct group *g)
 {
-        return f->created_ms == g->created_ms && strcmp(f->group.ctrl, g->ctrl) == 0;
+        /* A group whose making 0.2 dropped may be any of the records. */
+        return (g->created_ms == 0 || f->created_ms == g->created_ms) &&
+               strcmp(f->group.ctrl, g->ctrl) == 0;
 }
 
 static int load_record(int dir_fd, const char *name, struct finished_pod *ret)

@@ -11,10 +11,12 @@
  * group writes the same name again, and until then a reader that still
  * finds the group passes the record over (finished_pod_is_of). A writer
  * holds the directory's flock while it prunes (records past the retention
- * window, then the oldest until the new one fits FINISHED_MAX_BYTES) and
- * writes its record (temp file, rename): the directory never holds more
- * than the cap, and a SIGKILL at any instruction leaves a whole record or
- * none (a temp file, which the next writer removes). Never log.
+ * window, then the oldest until the new one fits FINISHED_MAX_BYTES and
+ * FINISHED_MAX_RECORDS) and writes its record (temp file, rename): the
+ * records never take more than the cap, and a SIGKILL at any instruction
+ * leaves a whole record or none (a temp file, which the next writer
+ * removes). Files of other names are no one's records: left alone, and
+ * not counted. Never log.
  *
  * A record is JSON:
  * {"version":1,"uid":"...","namespace":"...","pod":"...","ctrl":"/",
@@ -36,9 +38,24 @@
 #include "oci.h"
 
 #define FINISHED_VERSION 1
-/* The most the directory holds: some 2,000 records of a two-socket node
- * with energy counters (about 1.5 KiB each), in tmpfs memory. */
+/* The most the records take, in tmpfs memory: some 2,700 of a two-socket
+ * node with energy counters (about 1.5 KiB each), and in files, so that a
+ * writer, which prunes under the resctrl lock, lists a few thousand at most
+ * however small they are. */
 #define FINISHED_MAX_BYTES ((size_t) 4 << 20)
+#define FINISHED_MAX_RECORDS 2048
+
+struct finished_limits {
+        unsigned retention_sec; /* finalCountersSeconds; 0 keeps none */
+        size_t max_bytes;
+        size_t max_records;
+};
+
+#define FINISHED_LIMITS(retention)                                                                 \
+        (const struct finished_limits)                                                             \
+        {                                                                                          \
+                (retention), FINISHED_MAX_BYTES, FINISHED_MAX_RECORDS                              \
+        }
 /* A record larger than this is not one of ours (COUNTERS_MAX counters). */
 #define FINISHED_RECORD_MAX ((size_t) 1 << 20)
 
@@ -68,24 +85,25 @@ int finished_format(const struct finished_pod *f, char **ret);
 int finished_parse(const char *text, size_t len, struct finished_pod *ret, char **reterr);
 
 /* Saves f in dir_fd (statedir_open_finished), replacing an earlier record
- * of the same group, first removing records written more than
- * retention_sec ago and the oldest ones until f fits max_bytes, all under
- * the directory's flock, taken by deadline (a now_usec() time). 0,
- * -ETIMEDOUT, -EFBIG when f alone exceeds max_bytes, -errno. */
-int finished_save(int dir_fd, const struct finished_pod *f, unsigned retention_sec,
-                  size_t max_bytes, int64_t deadline);
+ * of the same group, first removing records written longer ago than the
+ * limits' retention and the oldest ones until f fits them, all under the
+ * directory's flock, taken by deadline (a now_usec() time). 0, -ETIMEDOUT,
+ * -EFBIG when f alone exceeds them, -errno. */
+int finished_save(int dir_fd, const struct finished_pod *f, const struct finished_limits *l,
+                  int64_t deadline);
 
 /* Removes f's record: its group was not removed after all. 0 or -errno. */
 int finished_remove(int dir_fd, const struct finished_pod *f);
 
-/* Is f's group the one g records (same ctrl group and creation): a record
- * written by a removal that was killed before its rmdir? */
+/* Is f's group the one g records (same ctrl group and creation, or g's
+ * creation unknown): a record written by a removal that was killed before
+ * its rmdir? */
 bool finished_pod_is_of(const struct finished_pod *f, const struct group *g);
 
 /* Removes what finished_save would before saving one more now, and the
  * temp file of a writer that was killed. The number of files removed, or
  * -errno. */
-int finished_prune(int dir_fd, unsigned retention_sec, int64_t deadline);
+int finished_prune(int dir_fd, const struct finished_limits *l, int64_t deadline);
 
 /* The records written within retention_sec, oldest first (*ret malloc'd,
  * NULL when none). A record that does not parse is

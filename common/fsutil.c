@@ -156,10 +156,16 @@ int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len)
 
 int read_file_at(int dir_fd, const char *name, size_t cap, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd =
+            openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
 
         if (fd < 0)
                 return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
         return read_all_fd(fd, cap, ret, ret_len);
 }
 

@@ -27,7 +27,9 @@ int read_all_fd(int fd, size_t cap, char **ret, size_t *ret_len);
  * draining included: a writer that never closes cannot hold the caller. */
 int read_all_fd_until(int fd, size_t cap, int64_t deadline, char **ret, size_t *ret_len);
 
-/* Opens dir_fd/name (O_NOFOLLOW) and reads it as read_all_fd does. */
+/* Opens dir_fd/name (O_NOFOLLOW, O_NONBLOCK, so that a FIFO put there never
+ * blocks) and reads it as read_all_fd does; -EINVAL for anything but a
+ * regular file. */
 int read_file_at(int dir_fd, const char *name, size_t cap, char **ret, size_t *ret_len);
 
 /* Reads a small file relative to dir_fd (O_NOFOLLOW on the last component)

@@ -635,17 +635,50 @@ int rdt_rmid_budget(int root_fd, unsigned *ret)
         return 0;
 }
 
+/* The control groups the system can have: the smallest num_closids of
+ * info's resources (L3, L3CODE and L3DATA with CDP, MB, ...), as resctrl's
+ * own count is. -ENOENT when none has one. */
+static int num_closids(int root_fd, unsigned *ret)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        unsigned least = UINT_MAX;
+        struct dirent *de;
+        int r;
+
+        r = opendir_at(root_fd, "info", &d);
+        if (r < 0)
+                return r;
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                unsigned n;
+
+                if (de->d_name[0] == '.' || !name_is_valid(de->d_name))
+                        continue;
+                r = read_info_uint(root_fd, de->d_name, "num_closids", &n);
+                if (r == -ENOENT || r == -ENOTDIR)
+                        continue; /* a monitoring resource, or a file */
+                if (r < 0)
+                        return r;
+                least = n < least ? n : least;
+        }
+        if (errno != 0)
+                return -errno;
+        if (least == UINT_MAX)
+                return -ENOENT;
+        *ret = least;
+        return 0;
+}
+
 int rdt_mon_groups_per_ctrl(int root_fd, unsigned *ret)
 {
-        unsigned rmids, closids;
+        unsigned rmids = 0, closids = 0;
         int r;
 
         r = read_info_uint(root_fd, "L3_MON", "num_rmids", &rmids);
         if (r >= 0)
-                r = read_info_uint(root_fd, "L3", "num_closids", &closids);
+                r = num_closids(root_fd, &closids);
         if (r < 0)
                 return r;
-        if (rmids / closids < 1)
+        if (closids == 0 || rmids / closids < 1)
                 return -EBADMSG;
         *ret = rmids / closids - 1;
         return 0;

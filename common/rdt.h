@@ -151,8 +151,8 @@ int rdt_rmid_budget(int root_fd, unsigned *ret);
 /* Where Arm MPAM limits them instead: each control group has PMGs of its
  * own, and num_rmids is their count times the PARTIDs' (num_closids); a
  * control group's own monitoring takes one PMG, so it can have
- * num_rmids / num_closids - 1 monitoring groups. -ENOENT without
- * info/L3_MON or info/L3. */
+ * num_rmids / num_closids - 1 monitoring groups (num_closids the smallest
+ * of info's resources). -ENOENT without info/L3_MON or a num_closids. */
 int rdt_mon_groups_per_ctrl(int root_fd, unsigned *ret);
 
 /* RMID_BUDGET_AUTO resolved for this machine: per control group on arm64,

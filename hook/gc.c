@@ -759,7 +759,7 @@ static void prune_final_counters(const struct pod_env *e)
 
         r = statedir_open_finished(e->state_fd, true, &dir_fd);
         if (r >= 0)
-                r = finished_prune(dir_fd, e->config->final_counters_sec,
+                r = finished_prune(dir_fd, &FINISHED_LIMITS(e->config->final_counters_sec),
                                    deadline_after_ms(pod_env_wait_ms(e)));
         if (r < 0)
                 log_warning_errno(r, "cannot remove expired final counters in stateDir '%s'",

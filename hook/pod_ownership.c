@@ -177,7 +177,7 @@ static void keep_final_counters(const struct pod_session *s, const struct finish
 
         r = statedir_open_finished(e->state_fd, true, ret_dir_fd);
         if (r >= 0)
-                r = finished_save(*ret_dir_fd, f, e->config->final_counters_sec, FINISHED_MAX_BYTES,
+                r = finished_save(*ret_dir_fd, f, &FINISHED_LIMITS(e->config->final_counters_sec),
                                   deadline_after_ms(pod_env_wait_ms(e)));
         if (r < 0)
                 log_warning_errno(r,

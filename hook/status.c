@@ -234,6 +234,74 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
         return 0;
 }
 
+/* A record's counts since its group was made: each cumulative reading less
+ * its baseline, which is then 0, so that records of the same group's
+ * incarnations add up. A counter that went back keeps its raw value. */
+static int apply_baselines(struct finished_pod *f)
+{
+        struct group *g = &f->group;
+        int r = 0;
+
+        for (size_t i = 0; i < f->n_rd; i++) {
+                struct counter_value d;
+
+                if (reading_delta(g, &f->rd[i], &d))
+                        f->rd[i].value = d;
+        }
+        pod_state_group_clear_baseline(g);
+        for (size_t i = 0; r >= 0 && i < f->n_rd; i++) {
+                const struct counter_reading *rd = &f->rd[i];
+                char key[2 * NAME_MAX + 2];
+
+                if (rd->kind != COUNTER_CUMULATIVE || rd->state != COUNTER_OK)
+                        continue;
+                (void) snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+                r = pod_state_group_set_baseline(g, key,
+                                                 &(struct counter_value){0, rd->value.scale});
+        }
+        return r;
+}
+
+/* Another record of a finished pod's group in the same control group (it
+ * was made again after it went): its counts added to the view's, so that
+ * one series says the pod's count there, and the times widened. */
+static int merge_finished(struct pod_view *pv, const struct finished_pod *f)
+{
+        struct group_view *gv = &pv->groups[0];
+
+        for (size_t i = 0; i < f->n_rd; i++) {
+                const struct counter_reading *rd = &f->rd[i];
+                struct counter_reading *have = NULL, *a;
+                char key[2 * NAME_MAX + 2];
+
+                for (size_t j = 0; j < gv->n_rd && !have; j++)
+                        if (strcmp(gv->rd[j].domain, rd->domain) == 0 &&
+                            strcmp(gv->rd[j].name, rd->name) == 0)
+                                have = &gv->rd[j];
+                if (have && have->state == COUNTER_OK && rd->state == COUNTER_OK)
+                        (void) counter_value_add(&have->value, &rd->value); /* kept on overflow */
+                else if (have && rd->state == COUNTER_OK)
+                        *have = *rd;
+                if (have)
+                        continue;
+                a = reallocarray(gv->rd, gv->n_rd + 1, sizeof(*a));
+                if (!a)
+                        return -ENOMEM;
+                gv->rd = a;
+                a[gv->n_rd++] = *rd;
+                (void) snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+                if (rd->state == COUNTER_OK &&
+                    pod_state_group_set_baseline(&pv->st.groups[0], key,
+                                                 &(struct counter_value){0, rd->value.scale}) < 0)
+                        return -ENOMEM;
+        }
+        if (f->created_ms > 0 && (pv->created_ms == 0 || f->created_ms < pv->created_ms))
+                pv->created_ms = f->created_ms;
+        if (f->removed_ms > pv->removed_ms)
+                pv->removed_ms = f->removed_ms;
+        return 0;
+}
+
 /* A finished pod's record as the view of a pod with one group, whose
  * readings are those read right before its removal: the totals, JSON and
  * series of live pods then serve it too. Takes what f holds. */
@@ -258,7 +326,16 @@ static int add_finished(struct node_view *nv, struct finished_pod *f)
             .g = &pv->st.groups[0], .rd = TAKE_PTR(f->rd), .n_rd = f->n_rd, .bandwidth = -1};
         f->n_rd = 0;
         nv->n_finished++;
-        return pod_totals(pv);
+        return 0;
+}
+
+static struct pod_view *finished_view(struct node_view *nv, const struct finished_pod *f)
+{
+        for (size_t i = 0; i < nv->n_finished; i++)
+                if (nv->finished[i].st.n_groups == 1 && strcmp(nv->finished[i].uid, f->uid) == 0 &&
+                    strcmp(nv->finished[i].st.groups[0].ctrl, f->group.ctrl) == 0)
+                        return &nv->finished[i];
+        return NULL;
 }
 
 /* Is f's group still there: its removal was killed between the record and
@@ -304,11 +381,19 @@ static int gather_finished(struct node_view *nv)
         if (!nv->finished)
                 r = -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                if (r >= 0 && !group_lives(nv, &f[i]))
-                        r = add_finished(nv, &f[i]);
+                struct pod_view *pv;
+
+                if (r >= 0 && !group_lives(nv, &f[i])) {
+                        r = apply_baselines(&f[i]);
+                        pv = finished_view(nv, &f[i]);
+                        if (r >= 0)
+                                r = pv ? merge_finished(pv, &f[i]) : add_finished(nv, &f[i]);
+                }
                 finished_pod_done(&f[i]);
         }
         free(f);
+        for (size_t i = 0; r >= 0 && i < nv->n_finished; i++)
+                r = pod_totals(&nv->finished[i]);
         return r;
 }
 

@@ -228,7 +228,7 @@ while pgrep -f -- "$work/config.yaml status" >/dev/null; do sleep 0.1; done
 # ---- final counters ----
 # A poststop that removes its pod's group, and so writes the pod's final
 # counters: 100 pods of one container each, with stateDir/finished/ empty,
-# then at its cap (4 MiB of 1.5 KiB records, a two-socket node's size),
+# then at its cap (2,048 records of 1.5 KiB, a two-socket node's size),
 # where each such poststop also removes the oldest record. Each run's
 # elapsed time from its log line, as the writer's above.
 final_runs() { # LABEL
@@ -251,7 +251,7 @@ printf '\n'
 rm -rf "$work/state/finished"
 final_runs "poststop, finished/ empty"
 head -c 1500 /dev/zero | tr '\0' x >"$work/filler"
-for ((i = 0; i < 4 * 1024 * 1024 / 1500; i++)); do
+for ((i = 0; i < 2048; i++)); do
         cp "$work/filler" "$work/state/finished/$(pod_uid $((800000 + i))).$i.0000000000000000"
 done
 final_runs "poststop, finished/ at cap"

@@ -21,6 +21,9 @@
 #define UID_B "9b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b"
 #define NO_WAIT (now_usec() + 1000000)
 
+static const struct finished_limits HOUR = {3600, FINISHED_MAX_BYTES, FINISHED_MAX_RECORDS};
+static const struct finished_limits NONE = {0, FINISHED_MAX_BYTES, FINISHED_MAX_RECORDS};
+
 static int state_fd = -EBADF, dir_fd = -EBADF;
 
 static void setup(void)
@@ -182,12 +185,12 @@ START_TEST(test_save_load_replace_remove)
         make_record(&a, UID_A, "/", 100);
         make_record(&gold, UID_A, "gold", 100);
         make_record(&b, UID_B, "/", 200);
-        ck_assert_int_eq(finished_save(dir_fd, &a, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
-        ck_assert_int_eq(finished_save(dir_fd, &gold, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
-        ck_assert_int_eq(finished_save(dir_fd, &b, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &a, &HOUR, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &gold, &HOUR, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &b, &HOUR, NO_WAIT), 0);
         /* The same group again (a removal killed before its rmdir, redone): replaced. */
         a.rd[0].value.v = 200000;
-        ck_assert_int_eq(finished_save(dir_fd, &a, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &a, &HOUR, NO_WAIT), 0);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 3);
 
         ck_assert_int_eq(finished_load(dir_fd, 3600, &got, &n, &bad), 0);
@@ -205,6 +208,8 @@ START_TEST(test_save_load_replace_remove)
         ck_assert(!finished_pod_is_of(&a, &g));
         g.created_ms = 100;
         ck_assert(!finished_pod_is_of(&gold, &g));
+        g.created_ms = 0; /* 0.2 saved the pod since: its making unknown */
+        ck_assert(finished_pod_is_of(&a, &g));
 
         ck_assert_int_eq(finished_remove(dir_fd, &a), 0);
         ck_assert_int_eq(finished_remove(dir_fd, &a), 0); /* gone already */
@@ -220,7 +225,7 @@ START_TEST(test_load_passes_over)
         size_t n;
 
         make_record(&a, UID_A, "/", 100);
-        ck_assert_int_eq(finished_save(dir_fd, &a, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &a, &HOUR, NO_WAIT), 0);
         tmptree_put(dir_fd, UID_B ".5.0123456789abcdef", "{\"version\":1,"); /* not ours: torn */
         tmptree_put(dir_fd, "README", "not a record");
         tmptree_put(dir_fd, ".record.tmp", "{");
@@ -242,29 +247,29 @@ START_TEST(test_prune)
 
         make_record(&a, UID_A, "/", 100);
         make_record(&b, UID_B, "/", 100);
-        ck_assert_int_eq(finished_save(dir_fd, &a, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &a, &HOUR, NO_WAIT), 0);
         tmptree_put(dir_fd, ".record.tmp", "{\"version\""); /* a writer killed mid-write */
-        ck_assert_int_eq(finished_prune(dir_fd, 3600, NO_WAIT), 1);
+        ck_assert_int_eq(finished_prune(dir_fd, &HOUR, NO_WAIT), 1);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 1);
 
         /* Written an hour and a second ago: past the window, not loaded, and pruned. */
         age_records(dir_fd, 3601);
         ck_assert_int_eq(finished_load(dir_fd, 3600, &got, &n, &bad), 0);
         ck_assert_uint_eq(n, 0);
-        ck_assert_int_eq(finished_save(dir_fd, &b, 3600, FINISHED_MAX_BYTES, NO_WAIT), 0);
+        ck_assert_int_eq(finished_save(dir_fd, &b, &HOUR, NO_WAIT), 0);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 1); /* a went, b came */
-        ck_assert_int_eq(finished_prune(dir_fd, 3600, NO_WAIT), 0);
+        ck_assert_int_eq(finished_prune(dir_fd, &HOUR, NO_WAIT), 0);
         /* finalCountersSeconds 0: gc's prune takes everything. */
-        ck_assert_int_eq(finished_prune(dir_fd, 0, NO_WAIT), 1);
+        ck_assert_int_eq(finished_prune(dir_fd, &NONE, NO_WAIT), 1);
         ck_assert_int_eq(tmptree_count(dir_fd, "."), 0);
 }
 END_TEST
 
-/* 10,000 finished pods: the directory never holds more than the cap (a
- * small one, so that the test lists few files), and keeps the newest. */
-START_TEST(test_cap)
+/* 10,000 finished pods: the records never take more than the cap (a small
+ * one, so that the test lists few files), in bytes or in files, and the
+ * newest stay. */
+static void save_many(const struct finished_limits *l)
 {
-        enum { PODS = 10000, CAP = 16 * 1024 };
         _cleanup_(finished_pod_done) struct finished_pod f = {0};
         struct finished_pod *got = NULL;
         bool newest = false;
@@ -273,25 +278,62 @@ START_TEST(test_cap)
         size_t n;
 
         make_record(&f, UID_A, "/", 1);
-        for (int i = 1; i <= PODS; i++) {
-                off_t now;
+        for (int i = 1; i <= 10000; i++) {
+                off_t bytes;
 
                 f.created_ms = i; /* another group each time */
-                ck_assert_int_eq(finished_save(dir_fd, &f, 3600, CAP, NO_WAIT), 0);
-                now = dir_bytes(dir_fd);
-                ck_assert_int_le(now, CAP);
-                most = now > most ? now : most;
+                ck_assert_int_eq(finished_save(dir_fd, &f, l, NO_WAIT), 0);
+                bytes = dir_bytes(dir_fd);
+                ck_assert_int_le(bytes, (off_t) l->max_bytes);
+                ck_assert_int_le(tmptree_count(dir_fd, "."), (int) l->max_records);
+                most = bytes > most ? bytes : most;
         }
-        ck_assert_int_gt(most, CAP / 2);
         ck_assert_int_eq(finished_load(dir_fd, 3600, &got, &n, &bad), 0);
-        ck_assert_uint_gt(n, 10);
+        ck_assert_uint_gt(n, 5);
         for (size_t i = 0; i < n; i++) {
-                newest |= got[i].created_ms == PODS;
+                newest |= got[i].created_ms == 10000;
                 finished_pod_done(&got[i]);
         }
-        ck_assert(newest);
         free(got);
-        ck_assert_int_eq(finished_save(dir_fd, &f, 3600, 10, NO_WAIT), -EFBIG);
+        ck_assert(newest);
+}
+
+START_TEST(test_cap_bytes)
+{
+        save_many(&(const struct finished_limits){3600, 16 * 1024, 100000});
+        ck_assert_int_gt(dir_bytes(dir_fd), 8 * 1024);
+}
+END_TEST
+
+START_TEST(test_cap_records)
+{
+        save_many(&(const struct finished_limits){3600, 1 << 20, 16});
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 16);
+}
+END_TEST
+
+/* A record larger than the cap is refused, and a file whose name only
+ * resembles a record's (too many digits) is neither counted nor touched. */
+START_TEST(test_cap_refuses)
+{
+        _cleanup_(finished_pod_done) struct finished_pod f = {0};
+        struct finished_pod *got = NULL;
+        unsigned bad;
+        size_t n;
+
+        make_record(&f, UID_A, "/", 1);
+        ck_assert_int_eq(
+            finished_save(dir_fd, &f, &(const struct finished_limits){3600, 10, 10}, NO_WAIT),
+            -EFBIG);
+        tmptree_put(dir_fd, UID_B ".00000000000000000000000001.0123456789abcdef", "{}");
+        ck_assert_int_eq(
+            finished_save(dir_fd, &f, &(const struct finished_limits){3600, 4096, 1}, NO_WAIT), 0);
+        ck_assert_int_eq(tmptree_count(dir_fd, "."), 2);
+        ck_assert_int_eq(finished_load(dir_fd, 3600, &got, &n, &bad), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(bad, 0);
+        finished_pod_done(&got[0]);
+        free(got);
 }
 END_TEST
 
@@ -308,7 +350,9 @@ static Suite *finished_suite(void)
         tcase_add_test(tc, test_save_load_replace_remove);
         tcase_add_test(tc, test_load_passes_over);
         tcase_add_test(tc, test_prune);
-        tcase_add_test(tc, test_cap);
+        tcase_add_test(tc, test_cap_bytes);
+        tcase_add_test(tc, test_cap_records);
+        tcase_add_test(tc, test_cap_refuses);
         suite_add_tcase(s, tc);
         return s;
 }

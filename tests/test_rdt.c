@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -491,6 +492,44 @@ START_TEST(test_rmid_budget)
 }
 END_TEST
 
+/* Arm MPAM: num_rmids is PMGs times PARTIDs, PARTIDs the smallest
+ * num_closids of any resource: with MB alone (no L3 control), or with CDP. */
+START_TEST(test_mon_groups_per_ctrl)
+{
+        unsigned n = 0;
+
+        ck_assert_int_eq(rdt_mon_groups_per_ctrl(root_fd, &n), -ENOENT); /* no num_closids */
+        tmptree_mkdir(top_fd, "resctrl/info/MB");
+        tmptree_put(top_fd, "resctrl/info/MB/num_closids", "8\n");
+        ck_assert_int_eq(rdt_mon_groups_per_ctrl(root_fd, &n), 0);
+        ck_assert_uint_eq(n, 3); /* 32 / 8, less each control group's own */
+        tmptree_mkdir(top_fd, "resctrl/info/L3CODE");
+        tmptree_put(top_fd, "resctrl/info/L3CODE/num_closids", "4\n");
+        tmptree_mkdir(top_fd, "resctrl/info/L3DATA");
+        tmptree_put(top_fd, "resctrl/info/L3DATA/num_closids", "4\n");
+        ck_assert_int_eq(rdt_mon_groups_per_ctrl(root_fd, &n), 0);
+        ck_assert_uint_eq(n, 7);
+        tmptree_put(top_fd, "resctrl/info/MB/num_closids", "64\n"); /* more PARTIDs than RMIDs */
+        tmptree_put(top_fd, "resctrl/info/L3CODE/num_closids", "64\n");
+        tmptree_put(top_fd, "resctrl/info/L3DATA/num_closids", "64\n");
+        ck_assert_int_eq(rdt_mon_groups_per_ctrl(root_fd, &n), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_budget_rule)
+{
+        struct utsname u;
+        bool arm;
+
+        ck_assert_int_eq(uname(&u), 0);
+        arm = strcmp(u.machine, "aarch64") == 0;
+        ck_assert_int_eq(rdt_budget_rule(RMID_BUDGET_NODE), RMID_BUDGET_NODE);
+        ck_assert_int_eq(rdt_budget_rule(RMID_BUDGET_CTRL_GROUP), RMID_BUDGET_CTRL_GROUP);
+        ck_assert_int_eq(rdt_budget_rule(RMID_BUDGET_AUTO),
+                         arm ? RMID_BUDGET_CTRL_GROUP : RMID_BUDGET_NODE);
+}
+END_TEST
+
 static int task_ctrl_group(const char *content, char **ret)
 {
         tmptree_put(top_fd, "proc/100/cpu_resctrl_groups", content);
@@ -835,6 +874,8 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_groups_foreach);
         tcase_add_test(tc, test_has_task);
         tcase_add_test(tc, test_remove);
+        tcase_add_test(tc, test_mon_groups_per_ctrl);
+        tcase_add_test(tc, test_budget_rule);
         tcase_add_test(tc, test_rmid_budget);
         tcase_add_test(tc, test_task_ctrl_group);
         tcase_add_test(tc, test_task_mon_group);

@@ -132,15 +132,19 @@ check_final_counters() {
 
 # The pod's final counters once its group is gone: exactly one record after a
 # kill (the group's removal writes it before the rmdir, and again after a kill
-# between the two), at most one after a failed call (which may cost it).
-check_final_kept() { # WHEN
-        local n
-        n=$(find "$STATE/finished" -name "$UID1.*" 2>/dev/null | wc -l)
+# between the two), at most one after a failed call (which may cost it); a
+# record says what the group counted, WANT, read once its task had stopped.
+check_final_kept() { # WHEN WANT
+        local records=("$STATE/finished/$UID1".*) n=0 got
+        [ -e "${records[0]}" ] && n=${#records[@]}
         if [ "$fault" = signal=KILL ]; then
                 [ "$n" = 1 ] || fail "$n records of the pod's final counters $1"
         else
                 [ "$n" -le 1 ] || fail "$n records of the pod's final counters $1"
         fi
+        [ "$n" = 1 ] || return 0
+        got=$(jq -r '.counters["mon_L3_00/mbm_total_bytes"]' "${records[0]}")
+        [ "$got" = "$2" ] || fail "the final counters say $got bytes, the group counted $2 $1"
 }
 
 # The hook's system calls at STAGE from one undisturbed run in the same
@@ -283,18 +287,19 @@ crash_create() { # FAULT POINTS...
 # Kills or fails, at every call, what cleans up after the last container of a
 # pod has stopped: its poststop, or a gc pass.
 crash_cleanup() { # STAGE FAULT POINTS...
-        local stage=$1 fault=$2 p
+        local stage=$1 fault=$2 p counted
         shift 2
         for point in "$@"; do
                 reset
                 container p
                 create c1 "$p" "$UID1" "$BUNDLE" || fail "setup create"
                 stop "$p"
+                counted=$(cat "$MNT/mon_groups/$UID1/mon_data/mon_L3_00/mbm_total_bytes" 2>/dev/null)
                 injected "$stage" "$(poststop_json c1 "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
                 gc >"$WORK/gc.out"
                 check_invariants
                 check_pod_gone "after $stage"
-                [ "$SCENARIO" != own ] || check_final_kept "after $stage"
+                [ "$SCENARIO" != own ] || check_final_kept "after $stage" "$counted"
         done
 }
 

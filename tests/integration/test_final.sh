@@ -3,6 +3,8 @@
 #   - a pod that lives between two status scrapes shows, in the next one, its
 #     totals as they read right before its group went, baseline applied
 #     (table, JSON, Prometheus), and no live series any more;
+#   - a group made again after it went: its records add up in one entry
+#     and one series a domain;
 #   - a poststop killed between the record and the rmdir neither loses nor
 #     doubles them: status passes the record over while the group is there,
 #     and gc's removal writes it again;
@@ -125,6 +127,41 @@ test_killed_before_rmdir() {
                 [ "$(status --json | jq --arg u "$UID2" '[.finished[] | select(.uid == $u)] | length')" = 1 ]
 }
 
+# --- a group made again ---------------------------------------------------------
+
+# A pod whose group went, and was made again for a container that started
+# later (a CrashLoopBackOff past emptyPodLingerSeconds): two records, one
+# entry in status with their counts added up, one series a domain.
+test_made_again() {
+        local p uid first second prom
+        uid=$(new_uid 4)
+        sleeper p
+        check "again: create" create a1 "$p" "$uid"
+        sleep 0.5
+        stop "$p"
+        first=$(raw "$uid" mon_L3_00/mbm_total_bytes)
+        check "again: poststop" poststop a1 "$uid"
+        sleep 0.01 # another millisecond: another incarnation
+        sleeper p
+        check "again: create again" create a2 "$p" "$uid"
+        sleep 0.5
+        stop "$p"
+        second=$(raw "$uid" mon_L3_00/mbm_total_bytes)
+        check "again: poststop again" poststop a2 "$uid"
+        check "again: two records" [ "$(records "$uid")" = 2 ]
+        status --json >"$WORK/again.json"
+        check "again: one entry" \
+                [ "$(jq --arg u "$uid" '[.finished[] | select(.uid == $u)] | length' "$WORK/again.json")" = 1 ]
+        check "again: the counts of both" \
+                [ "$(jq --arg u "$uid" '.finished[] | select(.uid == $u) | .readings[] | select(.domain == "mon_L3_00" and .name == "mbm_total_bytes") | .delta' "$WORK/again.json")" = $((first + second)) ]
+        prom=$WORK/again.prom
+        status --prometheus >"$prom"
+        check "again: one series, their sum" [ "$(grep -c "^resctrl_pod_final_mbm_total_bytes_total{pod_uid=\"$uid\",.*domain=\"mon_L3_00\"}" "$prom")" = 1 ]
+        check "again: its value" grep -q "^resctrl_pod_final_mbm_total_bytes_total{pod_uid=\"$uid\",.*domain=\"mon_L3_00\"} $((first + second))\$" "$prom"
+        check "again: one timestamp" [ "$(grep -c "^resctrl_pod_final_timestamp_seconds{pod_uid=\"$uid\"" "$prom")" = 1 ]
+        check "again: promtool check metrics" promtool check metrics <"$prom"
+}
+
 # --- a group that stays -------------------------------------------------------------------
 
 test_group_kept() {
@@ -182,6 +219,7 @@ test_bad_record() {
 }
 
 test_short_pod
+test_made_again
 test_killed_before_rmdir
 test_group_kept
 test_retention
