@@ -76,8 +76,7 @@ int finished_pod_init(struct finished_pod *f, const char *uid, const struct pod_
                       const struct group *g);
 void finished_pod_done(struct finished_pod *f);
 
-/* The record's text (*ret malloc'd). 0, -ENOMEM, -EINVAL for a reading no
- * record can hold. */
+/* The record's text (*ret malloc'd). 0 or -ENOMEM. */
 int finished_format(const struct finished_pod *f, char **ret);
 
 /* Parses a record. 0, or -EBADMSG with *reterr (malloc'd, may be NULL on
