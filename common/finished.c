@@ -478,6 +478,8 @@ int finished_load(int dir_fd, unsigned retention_sec, struct finished_pod **ret,
                 else
                         k++;
         }
+        if (k == 0) /* all past the window, or bad */
+                free(TAKE_PTR(pods));
         *ret = pods;
         *ret_n = k;
         return 0;
