@@ -200,6 +200,11 @@ sed 's/stderr: false/stderr: true/' "$work/config.yaml" >"$work/timed.yaml"
 mkdir -p "$cgroups/writer"
 sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 100000' sh "$cgroups/writer" &
 pids+=("$!")
+# p50 and p99 of the runs logged in $work/timed.log, from their elapsed_us, in ms.
+timed_percentiles() { # LABEL
+        sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' "$work/timed.log" | sort -n |
+                awk -v l="$1" '{ v[NR] = $1 } END { printf "%-28s p50 %8.1f ms   p99 %8.1f ms\n", l, v[int(NR * 0.5)] / 1e3, v[int(NR * 0.99)] / 1e3 }'
+}
 writer_runs() { # LABEL: p50 and p99 of 100 createRuntime and poststop runs, in ms
         local i
         : >"$work/timed.log"
@@ -209,8 +214,7 @@ writer_runs() { # LABEL: p50 and p99 of 100 createRuntime and poststop runs, in 
                 echo "{\"ociVersion\":\"1.2.0\",\"id\":\"w$i\",\"status\":\"stopped\",$annotations}" |
                         "$hook" --config "$work/timed.yaml" poststop 2>>"$work/timed.log"
         done
-        sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' "$work/timed.log" | sort -n |
-                awk -v l="$1" '{ v[NR] = $1 } END { printf "%-28s p50 %8.1f ms   p99 %8.1f ms\n", l, v[int(NR * 0.5)] / 1e3, v[int(NR * 0.99)] / 1e3 }'
+        timed_percentiles "$1"
 }
 printf '\n'
 writer_runs "hook, no reader"
@@ -244,8 +248,7 @@ final_runs() { # LABEL
                 echo "{\"ociVersion\":\"1.2.0\",\"id\":\"f$i\",\"status\":\"stopped\",\"annotations\":{\"io.kubernetes.pod.uid\":\"$(pod_uid $((900000 + i)))\"}}" |
                         "$hook" --config "$work/timed.yaml" poststop 2>>"$work/timed.log"
         done
-        sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' "$work/timed.log" | sort -n |
-                awk -v l="$1" '{ v[NR] = $1 } END { printf "%-28s p50 %8.1f ms   p99 %8.1f ms\n", l, v[int(NR * 0.5)] / 1e3, v[int(NR * 0.99)] / 1e3 }'
+        timed_percentiles "$1"
 }
 printf '\n'
 rm -rf "$work/state/finished"
