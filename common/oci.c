@@ -214,6 +214,13 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret)
                 id.pod_name = name_annotation(s, "io.kubernetes.pod.name");
                 id.container_name = name_annotation(s, "io.kubernetes.container.name");
         }
+        /* CRI-O's infra container: ContainerType "sandbox"; CRI-O sets it to
+         * "container" for every other container, over any pod annotation. */
+        if (id.runtime == POD_RUNTIME_CRIO) {
+                const char *type = annotation(s, "io.kubernetes.cri-o.ContainerType");
+
+                id.sandbox = type && strcmp(type, "sandbox") == 0;
+        }
         if (!uid)
                 return 0;
         if (pod_uid_canonicalise(uid, id.uid) < 0)

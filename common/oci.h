@@ -45,8 +45,9 @@ struct pod_identity {
         const char *namespace;
         const char *pod_name;
         const char *container_name;
-        /* containerd's sandbox (its pause container): no hook runs for it,
-         * so it is no member of the pod's, whoever meets it. */
+        /* The pod's sandbox (containerd's pause, CRI-O's infra container):
+         * no hook runs for it, so it is no member of the pod's, whoever
+         * meets it. */
         bool sandbox;
 };
 

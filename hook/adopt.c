@@ -97,8 +97,8 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                                   "hex UID; refused");
                 return;
         }
-        if (pod.sandbox) { /* no hook ever runs for containerd's pause: no member */
-                log_debug("pod %s: containerd's sandbox; not a container to adopt", pod.uid);
+        if (pod.sandbox) { /* no hook ever runs for a pod's sandbox: no member */
+                log_debug("pod %s: the pod's sandbox; not a container to adopt", pod.uid);
                 return;
         }
         ctx = (struct hook_ctx){.config = a->config,

@@ -395,6 +395,20 @@ START_TEST(test_identity_missing_or_malformed)
                                      &id),
                          1);
         ck_assert(!id.sandbox);
+        /* CRI-O's infra container, and one of its containers. */
+        ck_assert_int_eq(identity_of("{\"id\":\"s1\",\"annotations\":{\"io.container.manager\":"
+                                     "\"cri-o\",\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+                                     "\"io.kubernetes.pod.uid\":\"" POD_UID "\"}}",
+                                     &id),
+                         1);
+        ck_assert(id.sandbox);
+        ck_assert_int_eq(
+            identity_of("{\"id\":\"c1\",\"annotations\":{\"io.container.manager\":"
+                        "\"cri-o\",\"io.kubernetes.cri-o.ContainerType\":\"container\","
+                        "\"io.kubernetes.pod.uid\":\"" POD_UID "\"}}",
+                        &id),
+            1);
+        ck_assert(!id.sandbox);
         strcpy(id.uid, "untouched");
 
         ck_assert_int_eq(identity_of("{\"id\":\"c1\",\"annotations\":{\"io.container.manager\":"
