@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -131,6 +132,30 @@ int runstate_open_root(const char *root, int *ret_fd)
                 return -EPERM;
         *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+int runstate_count(int root_fd)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int n = 0, r;
+
+        r = opendir_at(root_fd, ".", &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int dir_fd = -EBADF;
+
+                if (!name_is_valid(de->d_name))
+                        continue;
+                dir_fd =
+                    openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (dir_fd >= 0 &&
+                    (faccessat(dir_fd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+                     faccessat(dir_fd, "status", F_OK, AT_SYMLINK_NOFOLLOW) == 0))
+                        n++;
+        }
+        return n;
 }
 
 int runstate_read(int root_fd, const char *id, char **ret, uint64_t *ret_start_time, char **reterr)

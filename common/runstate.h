@@ -23,6 +23,10 @@
  * trusted; -errno. */
 int runstate_open_root(const char *root, int *ret_fd);
 
+/* How many containers root_fd holds a record of (a directory with runc's
+ * state.json or crun's status), trusted or not; -errno. */
+int runstate_count(int root_fd);
+
 /* The OCI state JSON (oci.h) a runtime would have sent at createRuntime for
  * container id under root_fd, in *ret (malloc'd), with the init's start time
  * from the runtime's own record in *ret_start_time. 0; -ENOENT when neither

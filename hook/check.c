@@ -891,13 +891,16 @@ static bool check_node_cgroups(struct checker *k)
 }
 
 /* Can adopt read the runtimes' records of running containers? Only a
- * runtime root that is there counts; none at all fails where kubelet's pods
- * run (pods_run). */
+ * runtime root that is there counts. Where kubelet's pods run (pods_run),
+ * some root must hold a container's record: a DaemonSet's hostPath makes an
+ * empty directory where the node keeps none, and its own container is one
+ * of kubelet's pods. */
 static void check_runtime_roots(struct checker *k, bool pods_run)
 {
         const struct string_list *roots = &k->config.runtime_roots;
         char seen[512] = "", all[512] = "";
         bool bad = false;
+        int records = 0;
 
         for (size_t i = 0; i < roots->n; i++) {
                 _cleanup_close_ int fd = -EBADF;
@@ -923,20 +926,26 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
                 else if (r < 0)
                         add(k, "runtime-roots", LEVEL_FAIL, NULL,
                             "cannot open runtime root '%s': %s", root, strerror(-r));
-                else
-                        list_append(seen, sizeof(seen), "%s", root);
+                else {
+                        int n = runstate_count(fd);
+
+                        if (n < 0) /* a root it cannot list holds none adopt can read */
+                                n = 0;
+                        records += n;
+                        list_append(seen, sizeof(seen), "%s (%d containers)", root, n);
+                }
         }
         if (bad)
                 return;
-        if (seen[0])
-                add(k, "runtime-roots", LEVEL_OK, NULL, "adopt reads %s", seen);
-        else if (pods_run)
+        if (pods_run && records == 0)
                 add(k, "runtime-roots", LEVEL_FAIL,
                     "mount the runtimes' roots read-only, as deploy/base/daemonset.yaml does, or "
                     "name them in runtimeRoots",
-                    "kubelet's pods run, but none of the runtime roots is here (%s): adopt cannot "
-                    "see the containers that started before the hook",
-                    all);
+                    "kubelet's pods run, but no runtime root here holds a container (%s): adopt "
+                    "cannot see the containers that started before the hook",
+                    seen[0] ? seen : all);
+        else if (seen[0])
+                add(k, "runtime-roots", LEVEL_OK, NULL, "adopt reads %s", seen);
         else
                 add(k, "runtime-roots", LEVEL_OK, NULL,
                     "no runtime root is here (%s), and no kubelet's pods run", all);

@@ -27,6 +27,9 @@
 #   8. gc as the DaemonSet's container runs it (a cgroup namespace of its
 #      own, the node's tree mounted read-only over the namespace's): it joins
 #      what a runtime exec'd, and a pod's group lives as long as its cgroup.
+#   9. check's runtime-roots row where kubelet's pods run: roots that are
+#      there but hold no container fail it, as do a symlink and a root
+#      another user may write.
 #   test_facts.sh HOOK RESCTRLFS
 # shellcheck disable=SC2016 # jq programs and sh -c scripts: single quotes on purpose
 # shellcheck disable=SC2119 # write_config takes optional extra lines, none here
@@ -38,6 +41,10 @@ harness_init "$1" "$2" facts
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
 command -v unshare >/dev/null || { echo "needs unshare"; exit 77; }
 log_level=debug
+# The runtime root of the node the tests make, holding a container's record:
+# kubelet's pods run there (check's runtime-roots row).
+runtime_roots=$WORK/runtime
+mkdir -p "$runtime_roots/c0" && echo '{}' >"$runtime_roots/c0/state.json"
 
 OUT=$WORK/gc.out
 
@@ -254,6 +261,16 @@ test_shared_daemon_cgroup() {
         check "hybrid: said so for A" said "join-tasks pod=$ua container=$ida count=1 elsewhere=0"
         check "hybrid: and for B" said "join-tasks pod=$ub container=$idb count=1 elsewhere=0"
         check "hybrid: a second pass changes nothing" [ -z "$(gc)" ]
+        # B's member as 0.2 recorded it, with no cgroup: gc finds its
+        # processes from its init's entry in /proc, in the pids hierarchy,
+        # not the daemon's unified cgroup.
+        jq 'del(.pod_cgroup, .members[].cgroup)' "$STATE/$ub.members" >"$WORK/legacy" &&
+                mv "$WORK/legacy" "$STATE/$ub.members"
+        echo "$b2" >"$MNT/tasks"
+        check "hybrid, recorded by 0.2: gc" gc_out
+        check "hybrid, recorded by 0.2: B's group holds exactly B's processes" \
+                [ "$(tasks_of "$gb")" = "$(sorted "$b1" "$b2")" ]
+        check "hybrid, recorded by 0.2: the daemon's other service not in it" not grep -qx "$other" "$gb/tasks"
         stop "$a1"; stop "$a2"; stop "$b1"; stop "$b2"; stop "$other"
         remove_cgroup_tree "${ca%/*}" # kubelet removes the pods' cgroups, not kubepods
         remove_cgroup_tree "${cb%/*}"
@@ -608,6 +625,37 @@ test_daemonset_view() { # KIND
         check "$t: removed once the pod's cgroup went" said "remove-group pod=$uid ctrl=/"
         check "$t: no state left" no_state "$uid"
 }
+# --- 9: the runtime roots adopt reads -----------------------------------------
+
+# check's runtime-roots row where kubelet's pods run (a kubepods cgroup in
+# the run's private root): content with a root that holds a container's
+# record; failing with roots there but empty (what a DaemonSet's hostPaths
+# make of a runtime's root it does not use), with a symlink, and with a
+# root another user may write.
+roots_check() { # ROOTS
+        runtime_roots=$1 write_config
+        "$HOOK" --config "$CONFIG" check --only runtime-roots >"$WORK/check.txt" 2>>"$LOG"
+}
+test_runtime_roots() {
+        local root empty=$WORK/roots/empty other=$WORK/roots/other
+        root=$(private_cgroup any) || { echo "no cgroup hierarchy mounted: nothing to test"; return; }
+        mkdir -p "$root/kubepods" "$empty" "$other"
+        ln -s "$runtime_roots" "$WORK/roots/link"
+        chown 65534 "$other"
+        check "roots: one holding a container" roots_check "$runtime_roots,$empty"
+        check "roots: says how many each holds" grep -q \
+                "^ok .*runtime-roots .*adopt reads $runtime_roots (1 containers), $empty (0 containers)$" "$WORK/check.txt"
+        check "roots: all empty, kubelet's pods running: fails" not roots_check "$empty"
+        check "roots: saying so" grep -q "^fail .*runtime-roots .*kubelet's pods run, but no runtime root here holds a container" "$WORK/check.txt"
+        check "roots: a symlink fails" not roots_check "$runtime_roots,$WORK/roots/link"
+        check "roots: saying so" grep -q "^fail .*runtime-roots .*'$WORK/roots/link' is a symlink" "$WORK/check.txt"
+        check "roots: not root's own fails" not roots_check "$runtime_roots,$other"
+        check "roots: saying so" grep -q "^fail .*runtime-roots .*'$other' is not root's own directory" "$WORK/check.txt"
+        rmdir "$root/kubepods"
+        rm -rf "$WORK/roots"
+        write_config
+}
+
 test_daemonset_view_v2() { test_daemonset_view v2; }
 test_daemonset_view_v1() { test_daemonset_view v1; }
 
@@ -616,7 +664,8 @@ for t in ${TESTS:-test_static_pod_systemd_v2 test_static_pod_systemd_v1 \
         test_shared_daemon_cgroup test_other_monitor_v2 test_other_monitor_v1 \
         test_sub_cgroups_v2 test_sub_cgroups_v1 \
         test_unseen_unmounted_v2 test_unseen_unmounted_v1 test_unseen_cgroupns_v2 \
-        test_pid_reuse_v2 test_pid_reuse_v1 test_daemonset_view_v2 test_daemonset_view_v1}; do
+        test_pid_reuse_v2 test_pid_reuse_v1 test_daemonset_view_v2 test_daemonset_view_v1 \
+        test_runtime_roots}; do
         : >"$LOG"
         echo "== $t"
         $t

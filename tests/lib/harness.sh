@@ -185,13 +185,15 @@ mount_emulator() { # [resctrlfs options]
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
 }
 
-# $resctrl_path, $state_dir, $require_fs and $log_level override the defaults.
+# $resctrl_path, $state_dir, $require_fs, $log_level and $runtime_roots (the
+# items of runtimeRoots's list) override the defaults.
 write_config() { # [extra YAML lines]
         {
                 echo "resctrlPath: ${resctrl_path:-$MNT}"
                 echo "stateDir: ${state_dir:-$STATE}"
                 echo "requireResctrlFs: ${require_fs:-false}"
                 echo "log: {level: ${log_level:-info}, syslog: false, stderr: true}"
+                [ -z "${runtime_roots:-}" ] || echo "runtimeRoots: [$runtime_roots]"
                 local line
                 for line in "$@"; do echo "$line"; done
         } >"$CONFIG"
