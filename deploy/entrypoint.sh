@@ -4,9 +4,10 @@
 # once it can work there, adopts the pods already running, and runs watch
 # (gc's passes every RMH_GC_INTERVAL, exec'd processes joined at once):
 #   entrypoint.sh              all of that, until SIGTERM
-#   entrypoint.sh ready        the readiness probe: exit 0 once registered and
-#                              able to see the node (node_problems); else
-#                              says why, which kubelet puts in the probe's event
+#   entrypoint.sh ready        the readiness probe: exit 0 once registered,
+#                              with a valid config and able to see the node
+#                              (problems); else says why, which kubelet puts
+#                              in the probe's event
 #   entrypoint.sh uninstall    removes the registration (before deleting the
 #                              DaemonSet; deploy/README.md)
 #
@@ -18,6 +19,8 @@
 # temporary name that does not end in .json, then renamed: no runtime reads half
 # a file, and a hook running the old binary keeps its inode.
 #
+# Nothing on the node is touched until the config is valid and gc and adopt
+# can see the node (problems): bad input changes nothing there.
 # The hooks are registered only when the hook can work on the node (resctrl
 # mounted, with monitoring; the state directory usable: what a gc --dry-run
 # needs), retried every RMH_RETRY_SECONDS until then, so that no runtime runs
@@ -114,21 +117,46 @@ registered() {
         done
 }
 
-# What gc and adopt cannot see of the node, as check's failing rows (each with
-# its fix line), or all it said when it failed without a row (a usage
-# error); nothing, and true, when they see it all: kubelet's pod cgroups (the
-# node's /sys/fs/cgroup mounted, its whole tree visible from this cgroup
-# namespace) and the runtime roots adopt reads (deploy/base/daemonset.yaml).
-node_problems() {
-        out=$("$bin" --config "$config" check --only node-cgroups,runtime-roots 2>&1)
+# What keeps this pod from working, as check's failing rows (each with its
+# fix line), or all it said when it failed without a row (a usage error);
+# nothing, and true, when nothing does: the config is valid, and gc and adopt
+# see the node: kubelet's pod cgroups (the node's /sys/fs/cgroup mounted,
+# read-only, its whole tree visible from this cgroup namespace) and the
+# runtime roots, with the containers they hold (deploy/base/daemonset.yaml).
+problem_rows="config,node-cgroups,runtime-roots"
+problems() {
+        out=$("$bin" --config "$config" check --only "$problem_rows" 2>&1)
         rc=$?
         [ "$rc" -ne 0 ] || return 0
         rows=$(printf '%s\n' "$out" | awk '
                 /^[^ ]/ { keep = $1 == "fail" }
                 keep')
-        [ -n "$rows" ] || rows="check --only node-cgroups,runtime-roots exited $rc: ${out:-saying nothing}"
+        [ -n "$rows" ] || rows="check --only $problem_rows exited $rc: ${out:-saying nothing}"
         printf '%s\n' "$rows"
         return 1
+}
+
+# say_problems WHY: problems' rows in the log, a line each.
+say_problems() {
+        printf '%s\n' "$1" | while IFS= read -r line; do say "  $line"; done
+}
+
+# Waits until problems has none, saying them once each time they change.
+# Nothing on the node changes meanwhile: a pod whose manifest hides the node
+# from it (no cgroup tree, a bad runtime root) or whose config is wrong
+# registers nothing, adopts nothing and removes nothing; a registration
+# already there stays as it is.
+wait_until_seen() {
+        said=""
+        until why=$(problems); do
+                if [ "$why" != "$said" ]; then
+                        say "not ready, and changing nothing on the node, retrying every ${retry}s:"
+                        say_problems "$why"
+                        said=$why
+                fi
+                sleep "$retry" &
+                wait $!
+        done
 }
 
 # Waits until the hook can work on the node: a gc --dry-run opens resctrl (a
@@ -157,13 +185,13 @@ wait_until_usable() {
 tell_readiness() {
         said=unsaid
         while :; do
-                why=$(node_problems)
+                why=$(problems)
                 if [ "$why" != "$said" ]; then
                         if [ -n "$why" ]; then
-                                say "not ready: gc or adopt cannot see the node:"
-                                printf '%s\n' "$why" | while IFS= read -r line; do say "  $line"; done
+                                say "not ready:"
+                                say_problems "$why"
                         else
-                                say "ready: gc and adopt see the node's cgroups and runtime roots"
+                                say "ready: the config is valid; gc and adopt see the node's cgroups and runtime roots"
                         fi
                         said=$why
                 fi
@@ -171,13 +199,23 @@ tell_readiness() {
         done
 }
 
+# Is PID a child of this shell's, not reaped? A pid the shell reaped (a
+# child that died while it waited for another) may be any process of the
+# node's by now.
+our_child() {
+        stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+        # shellcheck disable=SC2086 # the fields after the command's name: state, ppid
+        set -- ${stat##*) }
+        [ "${2:-}" = "$$" ]
+}
+
 # shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
-        [ -z "$readiness_pid" ] || kill "$readiness_pid" 2>/dev/null
-        [ -z "$watch_pid" ] || kill -TERM "$watch_pid" 2>/dev/null
+        [ -z "$readiness_pid" ] || ! our_child "$readiness_pid" || kill "$readiness_pid" 2>/dev/null
+        [ -z "$watch_pid" ] || ! our_child "$watch_pid" || kill -TERM "$watch_pid" 2>/dev/null
         [ -z "$watch_pid" ] || wait "$watch_pid"
-        say "stopped; the hook stays registered (entrypoint.sh uninstall removes it)"
+        say "stopped; the hook's registration stays as it is (entrypoint.sh uninstall removes it)"
         exit 0
 }
 
@@ -188,9 +226,10 @@ ready)
         # cannot read the runtime roots would adopt nothing.
         if ! registered; then
                 echo "the hook is not registered in $hooks_dir (yet): is resctrl mounted, with monitoring? (the pod's log says why)"
+                problems
                 exit 1
         fi
-        node_problems
+        problems
         exit
         ;;
 uninstall)
@@ -218,6 +257,7 @@ esac
 [ -d "$hooks_dir" ] || die "$hooks_dir is not a directory (hostPath of the node's hooks.d)"
 
 trap stop TERM INT
+wait_until_seen
 if [ -d "$state_dir" ]; then
         chmod 0700 "$state_dir" || die "cannot make $state_dir private"
 fi
@@ -238,7 +278,8 @@ tell_readiness &
 readiness_pid=$!
 wait "$watch_pid"
 rc=$?
-kill "$readiness_pid" 2>/dev/null
+trap - TERM INT
+! our_child "$readiness_pid" || kill "$readiness_pid" 2>/dev/null
 # The hooks stay registered: they work without watch, and the restarted pod reinstalls.
 say "watch exited with status $rc"
 exit "$rc"

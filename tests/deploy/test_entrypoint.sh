@@ -38,8 +38,8 @@ chmod 0755 "$tmp/node/state"
 printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 
 # The stub hook: gc --dry-run succeeds while $tmp/usable exists (resctrl
-# mounted), else says why not; check --only node-cgroups,runtime-roots prints
-# those two rows as the hook does, node-cgroups failing while $tmp/hidden
+# mounted), else says why not; check --only config,node-cgroups,runtime-roots
+# prints those rows as the hook does, node-cgroups failing while $tmp/hidden
 # exists (no host cgroup mount), or fails as a hook without --only does while
 # $tmp/old exists; adopt records that it ran (after the hooks were
 # registered) and returns; watch records who ran it and with what, then waits to
@@ -51,7 +51,8 @@ if [ "$3" = check ]; then
                 echo "resctrl-mon-hook: unrecognized option '--only'" >&2
                 exit 2
         fi
-        [ "$4 $5 $#" = "--only node-cgroups,runtime-roots 5" ] || { echo "stub: check $*" >&2; exit 2; }
+        [ "$4 $5 $#" = "--only config,node-cgroups,runtime-roots 5" ] || { echo "stub: check $*" >&2; exit 2; }
+        echo "ok    config          '/etc/resctrl-mon-hook/config.yaml' is valid"
         if [ -e "$RUN/../hidden" ]; then
                 echo "fail  node-cgroups    the unified hierarchy is seen only from /, this process's cgroup namespace: kubelet's pod cgroups are not there"
                 echo "                      fix: mount the node's /sys/fs/cgroup (read-only) at /sys/fs/cgroup"
@@ -184,7 +185,7 @@ check_installed
 say "-- ready: registered, and gc and adopt see the node"
 out=$(entry sh "$entry" ready 2>&1) || fail "not ready once registered: $out"
 [ -z "$out" ] || fail "ready says something while ready: $out"
-wait_log "ready: gc and adopt see the node's cgroups and runtime roots"
+wait_log "ready: the config is valid; gc and adopt see the node's cgroups and runtime roots"
 say "-- the node's cgroups hidden: not ready, saying which row fails and its fix, once in the log"
 touch "$tmp/hidden"
 out=$(entry sh "$entry" ready 2>&1) && fail "ready while check fails"
@@ -192,14 +193,14 @@ out=$(entry sh "$entry" ready 2>&1) && fail "ready while check fails"
         printf '%s\n' "$out" | sed -n 2p | grep -q "fix: mount the node's /sys/fs/cgroup" &&
         [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] ||
         fail "ready does not say exactly the failing row and its fix: $out"
-wait_log "not ready: gc or adopt cannot see the node:"
+wait_log "not ready:$"
 wait_log "installer:   fail  node-cgroups"
 sleep 2.5 # two more checks: said once
-[ "$(grep -c "not ready: gc or adopt" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
+[ "$(grep -c "not ready:$" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
 grep -q "runtime-roots" "$run/out" && fail "the log names a row that passes: $(cat "$run/out")"
 rm "$tmp/hidden"
 i=0
-until [ "$(grep -c "ready: gc and adopt see the node" "$run/out")" -eq 2 ]; do
+until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq 2 ]; do
         i=$((i + 1))
         [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
         sleep 0.1
@@ -256,6 +257,37 @@ entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d")"
 [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "uninstall removed the binary"
 ! entry sh "$entry" ready >/dev/null || fail "ready after uninstall"
+
+say "-- the node hidden from the start: nothing on it changes, not ready; seen: installed"
+rm -rf "$tmp/node/install" "$tmp/node/hooks.d"
+mkdir -p "$tmp/node/install" "$tmp/node/hooks.d" || fail "mkdir"
+chmod 0755 "$tmp/node/state"
+touch "$tmp/hidden"
+run=$tmp/run6
+mkdir -p "$run"
+entry sh "$entry" </dev/null >"$run/out" 2>&1 &
+entry_pid=$!
+wait_log "not ready, and changing nothing on the node"
+wait_log "installer:   fail  node-cgroups"
+sleep 1.5 # a retry or so
+[ -z "$(ls -A "$tmp/node/install")" ] && [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
+        fail "the node changed while hidden: $(ls -A "$tmp/node/install" "$tmp/node/hooks.d")"
+[ "$(stat -c %a "$tmp/node/state")" = 755 ] || fail "the state directory changed while hidden"
+[ ! -e "$run/adopt.saw" ] || fail "adopt ran while the node was hidden"
+[ "$(grep -c "changing nothing" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
+out=$(entry sh "$entry" ready 2>&1) && fail "ready while hidden"
+printf '%s\n' "$out" | grep -q "^fail  node-cgroups" || fail "ready does not say why: $out"
+rm "$tmp/hidden"
+i=0
+until [ -f "$run/watch.pid" ]; do
+        i=$((i + 1))
+        [ "$i" -le 30 ] || fail "not installed within 3 s of the node being seen: $(cat "$run/out")"
+        sleep 0.1
+done
+[ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once seen"
+[ -f "$run/adopt.saw" ] || fail "adopt did not run once seen"
+kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+rm -f "$run/watch.pid" "$run/entry.pid"
 
 say "-- watch exits: so does the entrypoint, with its status, within a retry"
 run=$tmp/run5

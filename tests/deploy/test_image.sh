@@ -53,12 +53,13 @@
 #      goes within one gc pass of the pod's cgroup
 #   e) c and d for the containerd pod too (the containerd-nri overlay's
 #      DaemonSet container is the base's: checked)
-# and bad input (on the host's cgroups): the manifest's cgroup mount missing
-# or read-write fails the test's checks of the manifest, and the image run
-# without it is not ready, naming node-cgroups, and changes nothing on the
-# node; a runtime root that is a symlink (which the runtimes resolve: the
-# container sees where it leads) to a directory not root's is not ready,
-# naming runtime-roots, and changes nothing either.
+# and bad input (on the host's cgroups), on a node the image has not touched
+# yet, with a pod that started before: the manifest's cgroup mount missing or
+# read-write fails the test's checks of the manifest, and the image run so is
+# not ready, naming node-cgroups, and changes nothing on the node (registers,
+# installs and adopts nothing); a runtime root that is a symlink (which the
+# runtimes resolve: the container sees where it leads) to a directory not
+# root's is not ready, naming runtime-roots, and changes nothing either.
 #
 # Everything of the run (containers, cgroups, mounts, processes, files) is
 # removed at exit, INT and TERM included; what is left fails the test.
@@ -676,11 +677,14 @@ ctr_start() {
         root=$(flavour_root "$f")
         bundle=$(flavour_bundle "$f" "$id")
         case $f/$role in
-        crio/pause) ann='{}' ;;
-        crio/ctr)
-                ann=$(jq -nc --arg u "$uid" --arg n "$id" '{"io.container.manager": "cri-o",
+        crio/*)
+                # CRI-O's infra container carries the pod's labels too.
+                ann=$(jq -nc --arg u "$uid" --arg n "$id" --arg t "${role/ctr/container}" '{
+                        "io.container.manager": "cri-o",
+                        "io.kubernetes.cri-o.ContainerType": (if $t == "pause" then "sandbox" else "container" end),
                         "io.kubernetes.pod.uid": $u, "io.kubernetes.pod.namespace": "rmh-img",
-                        "io.kubernetes.pod.name": "pod", "io.kubernetes.container.name": $n}') ;;
+                        "io.kubernetes.pod.name": "pod"}
+                        + if $t == "pause" then {} else {"io.kubernetes.container.name": $n} end') ;;
         containerd/*)
                 ann=$(jq -nc --arg u "$uid" --arg n "$id" --arg t "${role/ctr/container}" '{
                         "io.kubernetes.cri.container-type": (if $t == "pause" then "sandbox" else "container" end),
@@ -810,7 +814,7 @@ ds_stop() {
         pm stop -t "$grace" "$ds" >/dev/null 2>&1 || fail "podman stop $ds"
         rc=$(pm inspect --format '{{.State.ExitCode}}' "$ds")
         [ "$rc" = 0 ] || fail "the container exited $rc on SIGTERM: $(ds_log | tail -n 5)"
-        ds_log_has "stopped; the hook stays registered" || fail "no word of stopping: $(ds_log | tail -n 5)"
+        ds_log_has "stopped; the hook's registration stays as it is" || fail "no word of stopping: $(ds_log | tail -n 5)"
         pm rm -f "$ds" >/dev/null 2>&1 || fail "podman rm $ds"
 }
 
@@ -852,6 +856,7 @@ run_view() {
         ctr_start "$v" crio "$cg_prefix-p1-early" "$uid1" ctr
         p1_early=$ctr_pid
         ctr_start "$v" containerd "$cg_prefix-p2-pause" "$uid2" pause
+        p2_pause=$ctr_pid
         ctr_start "$v" containerd "$cg_prefix-p2-early" "$uid2" ctr
         p2_early=$ctr_pid
 
@@ -887,6 +892,8 @@ run_view() {
                 fail "[$v] the CRI-O pod's early container ($p1_early) is not in $(group "$v" "$uid1")/tasks"
         in_group "$v" "$uid2" "$p2_early" ||
                 fail "[$v] the containerd pod's early container ($p2_early) is not in $(group "$v" "$uid2")/tasks"
+        ! in_group "$v" "$uid1" "$p1_pause" || fail "[$v] adopt took CRI-O's infra container into the pod's group"
+        ! in_group "$v" "$uid2" "$p2_pause" || fail "[$v] adopt took containerd's pause into the pod's group"
 
         step "[$v] c) a container with the registered hooks, and a process exec'd into it, joined by watch at its exec"
         ctr_start "$v" crio "$cg_prefix-p1-web" "$uid1" ctr
@@ -992,46 +999,61 @@ read_write() {
 # bad_ready VIEW ROW: the running container is not ready within a retry,
 # its probe naming ROW's failure, and its log saying so.
 bad_ready() {
-        wait_for 30 ds_log_has "adopt: " || fail "[$1] adopt did not run: $(ds_log | tail -n 5)"
+        wait_for 30 ds_log_has "installer:   fail  $2 " ||
+                fail "[$1] the log does not say why it is not ready: $(ds_log | tail -n 5)"
+        ds_log_has "not ready, and changing nothing on the node" ||
+                fail "[$1] the log does not say it changes nothing: $(ds_log | tail -n 5)"
         ds_ready && fail "[$1] ready with $2 failing: $ready_out"
         printf '%s\n' "$ready_out" | grep -q "^fail  $2 " ||
                 fail "[$1] the probe does not name the $2 row: $ready_out"
-        wait_for 15 ds_log_has "installer:   fail  $2 " ||
-                fail "[$1] the log does not say why it is not ready: $(ds_log | tail -n 5)"
 }
 
-# bad_input VIEW: on VIEW's node (registered, resctrl mounted), with a pod
-# whose group the hook made: manifests that mount the cgroup tree missing
-# or read-write fail the manifest's checks; the image run without it is not
-# ready, naming node-cgroups, and changes nothing on the node (gc keeps the
-# groups of pods whose cgroups it cannot see); a runtime root that is a
-# symlink is not ready, naming runtime-roots.
+# bad_run VIEW DS NAME ROW: the DaemonSet's container as DS has it, on a
+# node it has not touched yet, is not ready, naming ROW, and changes nothing
+# on the node within two gc intervals: registers nothing, installs nothing,
+# adopts nothing.
+bad_run() {
+        local before
+        before=$(node_snapshot "$1")
+        ds_run "$1" "$2" "$3"
+        bad_ready "$1" "$4"
+        sleep $((2 * gc_interval + 1))
+        [ "$(node_snapshot "$1")" = "$before" ] ||
+                fail "[$1] the node changed under a DaemonSet that is not ready ($3): $(diff <(echo "$before") <(node_snapshot "$1") | head -n 10)"
+        ds_stop "$1"
+}
+
+# bad_input VIEW: on a node the DaemonSet has not touched yet (resctrl
+# mounted, nothing registered or installed), with a pod that started before:
+# manifests that mount the cgroup tree missing or read-write fail the
+# manifest's checks; the image run with either, or with a runtime root that
+# is a symlink, is not ready, naming the row, and changes nothing on the node
+# (bad_run): the pod is not adopted.
 bad_input() {
-        local v=$1 n=$tmp/$1/node uid3 problems before
+        local v=$1 n=$tmp/$1/node uid3 problems
+        rm -f "$n/usr/share/containers/oci/hooks.d"/*.json "$n/opt/resctrl-mon-hook"/* ||
+                die "cannot undo the registration"
         uid3=$(cat /proc/sys/kernel/random/uuid)
-        step "[$v] bad input: a running pod $uid3"
+        step "[$v] bad input: a node not registered, with a running pod $uid3"
         ctr_start "$v" crio "$cg_prefix-p3-pause" "$uid3" pause
         ctr_start "$v" crio "$cg_prefix-p3-web" "$uid3" ctr
-        in_group "$v" "$uid3" "$ctr_pid" || fail "[$v] createRuntime did not put $cg_prefix-p3-web in its group"
+        [ ! -e "$(group "$v" "$uid3")" ] || fail "[$v] pod $uid3 has a group with no hook registered"
 
-        step "[$v] bad input: the cgroup tree mounted read-write"
+        step "[$v] bad input: the cgroup tree mounted read-write: the manifest's checks fail; not ready, naming node-cgroups"
         read_write "$tmp/base.ds" /sys/fs/cgroup >"$tmp/rw.ds"
         problems=$(manifest_problems "$tmp/rw.ds")
         printf '%s\n' "$problems" | grep -qx "the hostPath /sys/fs/cgroup is mounted read-write" ||
                 fail "[$v] a read-write cgroup mount passes the manifest's checks: [$problems]"
+        bad_run "$v" "$tmp/rw.ds" rwcgroup node-cgroups
+        printf '%s\n' "$ready_out" | grep -q "mounted read-write here" ||
+                fail "[$v] the probe does not say the tree is read-write: $ready_out"
 
-        step "[$v] bad input: no cgroup tree: not ready, naming node-cgroups; nothing changes"
+        step "[$v] bad input: no cgroup tree: the manifest's checks fail; not ready, naming node-cgroups"
         without_mount "$tmp/base.ds" /sys/fs/cgroup >"$tmp/nocg.ds"
         problems=$(manifest_problems "$tmp/nocg.ds")
         printf '%s\n' "$problems" | grep -qx "no hostPath volume of /sys/fs/cgroup" ||
                 fail "[$v] a manifest without the cgroup mount passes the manifest's checks: [$problems]"
-        before=$(node_snapshot "$v")
-        ds_run "$v" "$tmp/nocg.ds" nocgroup
-        bad_ready "$v" node-cgroups
-        sleep $((2 * gc_interval + 1))
-        [ "$(node_snapshot "$v")" = "$before" ] ||
-                fail "[$v] the node changed under a DaemonSet that cannot see its cgroups: $(diff <(echo "$before") <(node_snapshot "$v") | head -n 10)"
-        ds_stop "$v"
+        bad_run "$v" "$tmp/nocg.ds" nocgroup node-cgroups
 
         # kubelet checks a hostPath's type through a symlink, and containerd
         # and CRI-O resolve it before they mount it: in the container a
@@ -1040,17 +1062,9 @@ bad_input() {
         step "[$v] bad input: a runtime root that is a symlink, to a directory not root's: not ready, naming runtime-roots"
         mkdir "$n/run/crun.other" && chown 65534:65534 "$n/run/crun.other" && rmdir "$n/run/crun" &&
                 ln -s crun.other "$n/run/crun" || die "cannot make $n/run/crun a symlink"
-        before=$(node_snapshot "$v")
-        ds_run "$v" "$tmp/base.ds" symlink
-        [ "$(pm exec "$ds" stat -c '%F %u' /run/crun 2>&1)" = "directory 65534" ] ||
-                fail "[$v] the container does not see the symlink's directory at /run/crun: $(pm exec "$ds" stat -c '%F %u' /run/crun 2>&1)"
-        bad_ready "$v" runtime-roots
+        bad_run "$v" "$tmp/base.ds" symlink runtime-roots
         printf '%s\n' "$ready_out" | grep -q "runtime root '/run/crun' is not root's own directory" ||
                 fail "[$v] the probe does not say /run/crun is not root's: $ready_out"
-        sleep $((gc_interval + 1))
-        [ "$(node_snapshot "$v")" = "$before" ] ||
-                fail "[$v] the node changed under a DaemonSet with a bad runtime root: $(diff <(echo "$before") <(node_snapshot "$v") | head -n 10)"
-        ds_stop "$v"
         rm "$n/run/crun" && rmdir "$n/run/crun.other" && mkdir "$n/run/crun" || die "cannot put $n/run/crun back"
         ctr_delete "$v" crio "$cg_prefix-p3-web"
         ctr_delete "$v" crio "$cg_prefix-p3-pause"
