@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "kubepods.h"
@@ -28,7 +30,48 @@ static const struct {
     {"/kubepods.slice/kubepods-besteffort.slice", "kubepods-besteffort-pod", ".slice", true},
 };
 
-/* "populated 0|1" of cgroup.events (v2), or pids.current > 0 (v1). */
+/* How deep below a v1 pod cgroup without pids.current processes are looked
+ * for: kubelet's container cgroups, crun's subgroup, a container's own. */
+#define POD_CGROUP_V1_DEPTH 8
+
+/* 1 when the v1 cgroup at dir_fd, or one at most depth levels below it,
+ * holds a process; 0 when none does; -errno. A cgroup removed meanwhile
+ * below it holds none. */
+static int holds_process(int dir_fd, int depth)
+{
+        _cleanup_close_ int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        ssize_t n;
+        char c;
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, &c, 1);
+        if (n != 0)
+                return n > 0 ? 1 : -errno;
+        if (depth == 0)
+                return 0;
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int sub = -EBADF;
+
+                if (de->d_type != DT_DIR || !name_is_valid(de->d_name))
+                        continue;
+                sub = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = sub < 0 ? -errno : holds_process(sub, depth - 1);
+                if (r != 0 && r != -ENOENT)
+                        return r;
+        }
+        return 0;
+}
+
+/* "populated 0|1" of cgroup.events (v2); pids.current > 0 (v1), or a
+ * process in it or below it where the hierarchy has no pids controller
+ * (a pod cgroup recorded in cpu or memory). */
 static int read_populated(int dir_fd, enum cgroup_kind kind, enum pod_cgroup *ret)
 {
         _cleanup_free_ char *text = NULL;
@@ -39,6 +82,12 @@ static int read_populated(int dir_fd, enum cgroup_kind kind, enum pod_cgroup *re
 
         r = read_small_file_at(dir_fd, kind == CGROUP_V2 ? "cgroup.events" : "pids.current",
                                POD_CGROUP_FILE_MAX, &text);
+        if (r == -ENOENT && kind == CGROUP_V1) {
+                r = holds_process(dir_fd, POD_CGROUP_V1_DEPTH);
+                if (r >= 0)
+                        *ret = r ? POD_CGROUP_POPULATED : POD_CGROUP_EMPTY;
+                return r < 0 ? r : 0;
+        }
         if (r < 0)
                 return r;
         if (kind == CGROUP_V2) {

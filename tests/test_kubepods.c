@@ -230,6 +230,28 @@ START_TEST(test_recorded)
 }
 END_TEST
 
+/* A pod cgroup recorded in a v1 hierarchy without pids.current (cpu,
+ * memory): populated by a process in it or below it, never gone for want
+ * of the file. */
+START_TEST(test_v1_without_pids)
+{
+        struct cgroup_ref ref = {.kind = CGROUP_V1, .controller = "memory", .path = "/podx"};
+        enum pod_cgroup st = POD_CGROUP_GONE;
+
+        tmptree_mkdir(top, "memory");
+        m.v1[2].fd = openat(top, "memory", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert(m.v1[2].fd >= 0);
+        make_pod("memory/podx/c1/sub", "cgroup.procs", "");
+        tmptree_put(top, "memory/podx/cgroup.procs", "");
+        tmptree_put(top, "memory/podx/c1/cgroup.procs", "");
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_EMPTY);
+        tmptree_put(top, "memory/podx/c1/sub/cgroup.procs", "42\n");
+        ck_assert_int_eq(kubepods_recorded_cgroup(&m, &ref, &st), 0);
+        ck_assert_int_eq(st, POD_CGROUP_POPULATED);
+}
+END_TEST
+
 static Suite *kubepods_suite(void)
 {
         Suite *s = suite_create("kubepods");
@@ -243,6 +265,7 @@ static Suite *kubepods_suite(void)
         tcase_add_test(tc, test_symlinks);
         tcase_add_test(tc, test_static_pod);
         tcase_add_test(tc, test_recorded);
+        tcase_add_test(tc, test_v1_without_pids);
         suite_add_tcase(s, tc);
         return s;
 }
