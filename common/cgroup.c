@@ -183,6 +183,15 @@ int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct 
         if (r < 0)
                 return r;
         if (r > 0 && strcmp(ref.path, "/") != 0) {
+                struct cgroup_ref pids = {.kind = CGROUP_V1, .controller = "pids"};
+
+                /* A hybrid host's runtime that made the container a pids
+                 * cgroup of its own but left it in the unified cgroup it
+                 * inherited (its daemon's, with every other container's
+                 * processes): the pids one is the container's. */
+                if (hierarchy_of(text, m, &pids) > 0 && strcmp(pids.path, "/") != 0 &&
+                    strcmp(pids.path, ref.path) != 0)
+                        ref = pids;
                 *ret = ref;
                 return 0;
         }
@@ -632,6 +641,7 @@ struct subtree {
         enum cgroup_kind kind;
         pid_t *ids;
         size_t n;
+        unsigned cgroups; /* walked */
         bool cut;
 };
 
@@ -658,6 +668,10 @@ static int subtree_child(struct subtree *s, int dir_fd, const struct dirent64 *d
         if (depth > CGROUP_SUBTREE_DEPTH) { /* left out, its siblings not */
                 s->cut = true;
                 return 0;
+        }
+        if (++s->cgroups > CGROUP_SUBTREE_CGROUPS) { /* and those after it */
+                s->cut = true;
+                return 1;
         }
         r = subtree_walk(s, fd, depth);
         /* Removed meanwhile: gone, or kernfs's ENODEV for a read after rmdir. */

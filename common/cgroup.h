@@ -96,11 +96,12 @@ const struct cgroup_view *cgroup_view_of(const struct cgroup_mounts *m,
 
 /* pid's cgroup from /proc/<pid>/cgroup, in m's views: the unified one when
  * pid is not at its root (pure v2, or hybrid with the runtime in the unified
- * tree), else the v1 hierarchy of pids, cpu or memory, the first that lists
- * it below the root. 0; -ESRCH when pid is gone; -ENOENT when it is at the
- * root of every hierarchy; -EXDEV when its cgroup lies outside the view, or
- * the view cannot translate it (not known); -EBADMSG when the file or a path
- * is not valid. */
+ * tree) and the pids one, if any, is not elsewhere below its root (hybrid
+ * with the runtime in v1 alone), else the v1 hierarchy of pids, cpu or
+ * memory, the first that lists it below the root. 0; -ESRCH when pid is
+ * gone; -ENOENT when it is at the root of every hierarchy; -EXDEV when its
+ * cgroup lies outside the view, or the view cannot translate it (not
+ * known); -EBADMSG when the file or a path is not valid. */
 int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct cgroup_ref *ret);
 
 /* pid's cgroup in one hierarchy: the unified one (controller "" or NULL) or
@@ -132,17 +133,21 @@ int cgroup_open(const struct cgroup_mounts *m, const struct cgroup_ref *ref, int
  * sorted (pid_list_parse): *ret malloc'd. 0 or -errno (-EFBIG past 1 MiB). */
 int cgroup_threads(int dir_fd, enum cgroup_kind kind, pid_t **ret, size_t *ret_n);
 
-/* The bounds of cgroup_subtree_threads: levels below ref, threads in all. */
+/* The bounds of cgroup_subtree_threads: levels below ref, threads in all,
+ * cgroups below ref in all (a walk costs some 40 us a cgroup, under the
+ * resctrl lock in gc). */
 #define CGROUP_SUBTREE_DEPTH 8
 #define CGROUP_SUBTREE_THREADS 100000
+#define CGROUP_SUBTREE_CGROUPS 1000
 
 /* The threads of ref and of every cgroup below it (systemd in a container and
  * Docker-in-Docker fork into sub-cgroups; cgroup.threads and tasks are not
  * recursive), sorted, no id twice: *ret malloc'd (NULL when none). Every
  * directory is opened with O_NOFOLLOW; a symlink or a file is no cgroup. At
- * most CGROUP_SUBTREE_DEPTH levels below ref and CGROUP_SUBTREE_THREADS ids,
- * ref's first (a cgroup listing past 1 MiB is past the bound, none of its
- * ids taken): *ret_cut says whether either bound left some out. A cgroup
+ * most CGROUP_SUBTREE_DEPTH levels and CGROUP_SUBTREE_CGROUPS cgroups below
+ * ref and CGROUP_SUBTREE_THREADS ids, ref's first (a cgroup listing past
+ * 1 MiB is past the bound, none of its ids taken): *ret_cut says whether a
+ * bound left some out. A cgroup
  * below ref that is removed meanwhile is skipped. 0; -ENOENT when ref is gone
  * or its hierarchy is not mounted here; -errno. */
 int cgroup_subtree_threads(const struct cgroup_mounts *m, const struct cgroup_ref *ref, pid_t **ret,

@@ -463,6 +463,26 @@ START_TEST(test_subtree_bounds)
         free(ids);
         ids = NULL;
 
+        /* As many cgroups below ref as the bound: nothing cut; one more
+         * (empty, as a container's thousands of cgroups may be): cut. */
+        ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/wide"};
+        tmptree_mkdir(top, "v2/wide");
+        tmptree_put(top, "v2/wide/cgroup.threads", "");
+        for (int i = 0; i < CGROUP_SUBTREE_CGROUPS; i++) {
+                char sub[64];
+
+                (void) snprintf(sub, sizeof(sub), "v2/wide/c%d", i);
+                tmptree_mkdir(top, sub);
+                (void) snprintf(sub, sizeof(sub), "v2/wide/c%d/cgroup.threads", i);
+                tmptree_put(top, sub, "");
+        }
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(!cut);
+        tmptree_mkdir(top, "v2/wide/one-more");
+        tmptree_put(top, "v2/wide/one-more/cgroup.threads", "");
+        ck_assert_int_eq(cgroup_subtree_threads(&m, &ref, &ids, &n, &cut), 0);
+        ck_assert(cut);
+
         /* Exactly the bound in ref, none below: nothing cut. */
         ref = (struct cgroup_ref){.kind = CGROUP_V2, .path = "/big"};
         text = id_lines(1000, 1000 + CGROUP_SUBTREE_THREADS - 1);
