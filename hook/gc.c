@@ -391,6 +391,13 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         return made;
 }
 
+/* Has the pod a group in ctrl, in resctrl and not only in its record? */
+static bool group_is_there(const struct gc *gc, struct pod_session *s, const char *ctrl)
+{
+        return pod_state_find_group(&s->st, ctrl) &&
+               rdt_mon_group_exists(gc->env.root_fd, ctrl, s->uid) == 1;
+}
+
 /* The pod's members of ctrl waiting for an RMID whose inits can go into its
  * group now (pod_member_can_join) are marked pending, as createRuntime
  * records its intent, and the group's record, if it lingers, is taken back;
@@ -518,8 +525,12 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
                 /* Why it would be made again, said before any waiting member is woken. */
                 again =
                     pod_group_has_pending(&s->st, ctrl, NULL) ? MADE_FOR_INTERRUPTED : MADE_AGAIN;
-                /* The pod has a group there: those waiting need no RMID of their own. */
-                (void) wake_waiting(gc, s, ctrl);
+                /* The pod has a group there: those waiting need no RMID of
+                 * their own. Where only its record is (a createRuntime
+                 * killed before it saved that mkdir failed, another
+                 * manager's rmdir), they wait in line (bring_in_waiting). */
+                if (group_is_there(gc, s, ctrl))
+                        (void) wake_waiting(gc, s, ctrl);
                 if (pod_group_is_held(&s->st, ctrl))
                         (void) ensure_group(gc, s, ctrl, again);
                 else
@@ -619,7 +630,8 @@ static void hand_out_counters(struct gc *gc, const struct statedir_pod *pods, si
                 uint64_t started = UINT64_MAX;
 
                 if (!pods[i].members ||
-                    pod_state_load(gc->env.state_fd, pods[i].uid, &st, NULL) < 0)
+                    pod_state_load(gc->env.state_fd, pods[i].uid, &st, NULL) < 0 ||
+                    !pod_state_pids_are_ours(&st, gc->env.pid_ns)) /* foreign_pid_ns */
                         continue;
                 for (size_t j = 0; j < st.n_members; j++)
                         if (st.members[j].monitored && st.members[j].start_time < started)
@@ -681,7 +693,8 @@ static void note_full(struct gc *gc, const char *ctrl)
 }
 
 /* The pod's members waiting for an RMID, a control group at a time, where
- * the pod has no group (where it has one, the pass woke them): woken
+ * the pod has no group (where it has one, the pass woke them; a record
+ * alone is none): woken
  * (wake_waiting) and brought into a group made for them (ensure_group), so
  * that a kill at any point leaves what the next pass completes. Where that
  * fails before mkdir could say why, they wait again: no pending member is
@@ -698,7 +711,7 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
 
                 if (!pod_member_is_waiting(&s->st.members[i]) ||
                     ctrl_is_full(gc, s->st.members[i].ctrl) ||
-                    pod_state_find_group(&s->st, s->st.members[i].ctrl))
+                    group_is_there(gc, s, s->st.members[i].ctrl))
                         continue;
                 ctrl = strdup(s->st.members[i].ctrl);
                 if (!ctrl) {

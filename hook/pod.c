@@ -95,7 +95,10 @@ int pod_session_load(struct pod_session *s, char **reterr)
          * Never the boot a reader of another pid namespace sees. */
         if (!pod_state_pids_are_ours(&s->st, s->env->pid_ns))
                 return r == 0;
-        if (r == 0 && !s->st.boot_id[0] && s->env->boot_id[0])
+        /* This boot unknown (boot_id unreadable): the file keeps its own. */
+        if (!s->env->boot_id[0])
+                return r == 0;
+        if (r == 0 && !s->st.boot_id[0])
                 s->dirty = true;
         memcpy(s->st.boot_id, s->env->boot_id, sizeof(s->st.boot_id));
         return r == 0;

@@ -823,6 +823,37 @@ test_waiting_enospc() {
         check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
 }
 
+# A waiting container whose pod's file records a group that is not there (a
+# createRuntime killed after its mkdir failed, before it saved that; another
+# manager's rmdir): it waits in line like any, the one that waited longest
+# brought in first, and no pass makes it a group while no RMID is free.
+test_waiting_stale_record() {
+        mount_emulator --num-rmids 2   # RMID 0 is the root's: one group fits
+        write_config
+        local p1 p2 p3 uidb uidc
+        sleeper p1 p3
+        sleep 0.05   # a later start time, in clock ticks
+        sleeper p2
+        uidb=$(new_uid 1) uidc=$(new_uid e) # the younger sorts first
+        create a1 "$p1" "$UID1"
+        create c1 "$p3" "$uidc"
+        create b1 "$p2" "$uidb"
+        jq --slurpfile a "$STATE/$UID1.members" '.groups = $a[0].groups' "$STATE/$uidb.members" \
+                >"$WORK/stale" && mv "$WORK/stale" "$STATE/$uidb.members"
+        check "stale: a pass with no RMID free" gc_out
+        check "stale: brings none in" not said "bring-in-member"
+        stop "$p1"; poststop a1 "$UID1"
+        check "stale: the first pass after the pod ended" gc_out
+        check "stale: brings in the one that waited longest" has_task "$MNT/mon_groups/$uidc" "$p3"
+        check "stale: the younger waits" test ! -e "$MNT/mon_groups/$uidb"
+        check "stale: ... unmonitored" jqe '.members[0].monitored | not' "$STATE/$uidb.members"
+        stop "$p3"; poststop c1 "$uidc"
+        check "stale: the next RMID" gc_out
+        check "stale: ... goes to the younger" has_task "$MNT/mon_groups/$uidb" "$p2"
+        stop "$p2"; gc >/dev/null
+        check "stale: nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
+}
+
 # A container waiting while a sibling made the pod's group, which lingers
 # once that sibling ended: the first gc pass puts it into that group, with
 # no RMID free on the node, and the group lingers no more.
@@ -909,7 +940,7 @@ for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recre
         test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
-        test_ctrl_group_full test_budget_per_ctrl test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group \
+        test_ctrl_group_full test_budget_per_ctrl test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group test_waiting_stale_record \
         test_earlier_boot test_late_poststop_v2 test_late_poststop_v1}; do
         : >"$LOG"
         echo "== $t"
