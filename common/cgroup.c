@@ -762,6 +762,14 @@ static int process_threads(int proc_fd, pid_t pid, pid_t **ret, size_t *ret_n)
         return pid_list_parse(text, ret, ret_n);
 }
 
+bool cgroup_holds_reader(int proc_fd, const struct cgroup_mounts *m, const struct cgroup_ref *cg)
+{
+        struct cgroup_ref self;
+
+        return cgroup_of_pid_in(proc_fd, m, getpid(), cg->kind, cg->controller, &self) < 0 ||
+               cgroup_contains(cg, &self);
+}
+
 int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t pid, pid_t **ret,
                              size_t *ret_n, bool *ret_own)
 {
@@ -775,7 +783,7 @@ int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t p
         /* At the root, or in a cgroup that holds the reader, or may (the
          * reader's own is unknown): a system's, not a container's. Its init
          * is the container. */
-        if (r == -ENOENT || (r >= 0 && (!m->self.path[0] || cgroup_contains(&cg, &m->self)))) {
+        if (r == -ENOENT || (r >= 0 && cgroup_holds_reader(proc_fd, m, &cg))) {
                 *ret_own = false;
                 return process_threads(proc_fd, pid, ret, ret_n);
         }

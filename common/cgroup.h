@@ -104,6 +104,11 @@ const struct cgroup_view *cgroup_view_of(const struct cgroup_mounts *m,
  * known); -EBADMSG when the file or a path is not valid. */
 int cgroup_of_pid(int proc_fd, const struct cgroup_mounts *m, pid_t pid, struct cgroup_ref *ret);
 
+/* Does cg hold the caller, in cg's own hierarchy? Then it is a runtime's or
+ * a daemon's, not a container's. Unknown counts as yes: never guess a
+ * container's. */
+bool cgroup_holds_reader(int proc_fd, const struct cgroup_mounts *m, const struct cgroup_ref *cg);
+
 /* pid's cgroup in one hierarchy: the unified one (controller "" or NULL) or
  * the v1 one whose controller list holds controller (pids, cpu or memory:
  * m has no view of another's, whose paths are -EXDEV); "/" when pid is at

@@ -94,16 +94,6 @@ static size_t runtime_part(const char *path, const char *expected)
         return end;
 }
 
-/* Does cg hold the caller (in the same hierarchy)? Then it is its runtime's,
- * not the container's. Unknown counts as yes: never guess a container's. */
-static bool holds_self(int proc_fd, const struct cgroup_mounts *m, const struct cgroup_ref *cg)
-{
-        struct cgroup_ref self;
-
-        return cgroup_of_pid_in(proc_fd, m, getpid(), cg->kind, cg->controller, &self) < 0 ||
-               cgroup_contains(cg, &self);
-}
-
 int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t pid,
                              const char *expected, struct cgroup_ref *ret, bool *ret_matched)
 {
@@ -129,7 +119,7 @@ int runtime_container_cgroup(int proc_fd, const struct cgroup_mounts *m, pid_t p
                         *ret_matched = true;
                         return 0;
                 }
-                if (!found && strcmp(cg.path, "/") != 0 && !holds_self(proc_fd, m, &cg)) {
+                if (!found && strcmp(cg.path, "/") != 0 && !cgroup_holds_reader(proc_fd, m, &cg)) {
                         fallback = cg;
                         found = true;
                         if (!expected) /* nothing better to look for */

@@ -237,7 +237,7 @@ START_TEST(test_container_threads)
         free(TAKE_PTR(ids));
 
         /* The reader's own cgroup unknown: no cgroup is taken for a container's. */
-        m.self.path[0] = '\0';
+        ck_assert_int_eq(unlinkat(proc_fd, self, 0), 0);
         tmptree_put(proc_fd, "100/cgroup", "0::/ctr\n");
         ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
         ck_assert(!own);
