@@ -391,11 +391,12 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         return made;
 }
 
-/* Has the pod a group in ctrl, in resctrl and not only in its record? */
+/* Has the pod a group in ctrl, in resctrl and not only in its record?
+ * What cannot be looked at counts as there: no mkdir is tried for it. */
 static bool group_is_there(const struct gc *gc, struct pod_session *s, const char *ctrl)
 {
         return pod_state_find_group(&s->st, ctrl) &&
-               rdt_mon_group_exists(gc->env.root_fd, ctrl, s->uid) == 1;
+               rdt_mon_group_exists(gc->env.root_fd, ctrl, s->uid) != 0;
 }
 
 /* The pod's members of ctrl waiting for an RMID whose inits can go into its
@@ -525,11 +526,12 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
                 /* Why it would be made again, said before any waiting member is woken. */
                 again =
                     pod_group_has_pending(&s->st, ctrl, NULL) ? MADE_FOR_INTERRUPTED : MADE_AGAIN;
-                /* The pod has a group there: those waiting need no RMID of
-                 * their own. Where only its record is (a createRuntime
-                 * killed before it saved that mkdir failed, another
-                 * manager's rmdir), they wait in line (bring_in_waiting). */
-                if (group_is_there(gc, s, ctrl))
+                /* The pod has a group there, or one its monitored members
+                 * get back now: those waiting need no RMID of their own.
+                 * Where only its record is (a createRuntime killed before
+                 * it saved that mkdir failed, another manager's rmdir),
+                 * they wait in line (bring_in_waiting). */
+                if (pod_group_is_held(&s->st, ctrl) || group_is_there(gc, s, ctrl))
                         (void) wake_waiting(gc, s, ctrl);
                 if (pod_group_is_held(&s->st, ctrl))
                         (void) ensure_group(gc, s, ctrl, again);
