@@ -20,7 +20,7 @@
 # a file, and a hook running the old binary keeps its inode.
 #
 # Nothing on the node is touched until the config is valid and gc and adopt
-# can see the node (problems): bad input changes nothing there.
+# can see the node (wait_until_seen): bad input changes nothing there.
 # The hooks are registered only when the hook can work on the node (resctrl
 # mounted, with monitoring; the state directory usable: what a gc --dry-run
 # needs), retried every RMH_RETRY_SECONDS until then, so that no runtime runs
@@ -143,12 +143,15 @@ say_problems() {
 
 # Waits until problems has none, saying them once each time they change.
 # Nothing on the node changes meanwhile: a pod whose manifest hides the node
-# from it (no cgroup tree, a bad runtime root) or whose config is wrong
-# registers nothing, adopts nothing and removes nothing; a registration
-# already there stays as it is.
+# from it (no cgroup tree, a bad runtime root, no root holding the node's
+# containers: runtimeRoots names a runtime's own) or whose config is wrong
+# registers nothing, adopts nothing and removes nothing, but a registration
+# of a hook that can only fail (resctrl not usable: wait_until_usable),
+# which under failurePolicy fail would refuse every container.
 wait_until_seen() {
         said=""
         until why=$(problems); do
+                "$bin" --config "$config" gc --dry-run >/dev/null 2>&1 || ! any_registered || uninstall
                 if [ "$why" != "$said" ]; then
                         say "not ready, and changing nothing on the node, retrying every ${retry}s:"
                         say_problems "$why"
