@@ -559,8 +559,6 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         open_view(lines, n, -1, self_text ? self_text : "", initial_ns, &m.v2);
         for (size_t i = 0; i < ELEMENTSOF(m.v1); i++)
                 open_view(lines, n, (int) i, self_text ? self_text : "", initial_ns, &m.v1[i]);
-        if (cgroup_of_pid(proc_fd, &m, getpid(), &m.self) < 0)
-                m.self.path[0] = '\0';
         *ret = m;
         return 0;
 }

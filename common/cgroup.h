@@ -60,7 +60,6 @@ struct cgroup_view {
  * pass of gc or status. */
 struct cgroup_mounts {
         struct cgroup_view v2, v1[3]; /* v1: pids, cpu, memory */
-        struct cgroup_ref self;       /* the reader's own cgroup; path "" when unknown */
 };
 
 #define CGROUP_VIEW_INIT                                                                           \

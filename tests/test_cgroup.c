@@ -195,6 +195,7 @@ START_TEST(test_container_threads)
         const char *path;
         int top = tmptree_new(&path);
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
+        struct cgroup_ref me;
         _cleanup_free_ pid_t *ids = NULL;
         char self[32];
         size_t n = 0;
@@ -211,7 +212,8 @@ START_TEST(test_container_threads)
         tmptree_mkdir(proc_fd, self);
         tmptree_put(proc_fd, strcat(self, "/cgroup"), "0::/system/hook\n");
         ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
-        ck_assert_str_eq(m.self.path, "/system/hook");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, getpid(), &me), 0);
+        ck_assert_str_eq(me.path, "/system/hook");
 
         tmptree_put(proc_fd, "100/cgroup", "0::/ctr\n");
         ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
@@ -570,7 +572,8 @@ START_TEST(test_namespace_view)
         ck_assert_uint_eq(m.v2.ups, 3);
         ck_assert(m.v2.known);
         ck_assert_str_eq(m.v2.ns_root, "/kubepods/pod1/ctr");
-        ck_assert_str_eq(m.self.path, "/kubepods/pod1/ctr/sub");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, getpid(), &r), 0);
+        ck_assert_str_eq(r.path, "/kubepods/pod1/ctr/sub");
         ck_assert(m.v2.whole);
 
         ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -ESRCH);
@@ -600,7 +603,7 @@ START_TEST(test_namespace_view)
         tmptree_put(top, "v2/kubepods/pod1/ctr/sub/cgroup.threads", "1\n");
         ck_assert_int_eq(cgroup_mounts_open(proc_fd, &m), 0);
         ck_assert(!m.v2.known && !m.v2.whole);
-        ck_assert_str_eq(m.self.path, "");
+        ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, getpid(), &r), -EXDEV);
         tmptree_put(proc_fd, "100/cgroup", "0::/../../pod2/c2\n");
         ck_assert_int_eq(cgroup_of_pid(proc_fd, &m, 100, &r), -EXDEV);
         ck_assert_int_eq(cgroup_task_is_under(proc_fd, &m, 100, &pod), -EXDEV);
