@@ -597,62 +597,94 @@ static void check_hooks_dirs(struct checker *k)
                     !seen.create ? "no pod gets a group" : "groups outlive their pods");
 }
 
-struct group_census {
-        int state_fd;
-        unsigned ours, foreign;
-        char examples[256];
+/* The pod-UID-named groups, listed under the shared lock (what the lock is
+ * for: no group made or removed meanwhile); their member files are read
+ * after it, so that a writer waits for a listing, not a file per group. */
+struct group_names {
+        struct group_name {
+                /* the group's name, and the pod UID it spells */
+                char ctrl[NAME_MAX + 1], mon[POD_UID_LEN + 1], uid[POD_UID_LEN + 1];
+        } * items;
+        size_t n;
+        bool oom;
 };
 
-/* A UUID-named group is ours when the pod's state file lists it as made by the hook. */
-static int census_group(const char *ctrl, const char *mon, void *userdata)
+static int list_pod_group(const char *ctrl, const char *mon, void *userdata)
+{
+        struct group_names *l = userdata;
+        struct group_name *grown, *g;
+
+        if (!mon || strlen(ctrl) > NAME_MAX || strlen(mon) > POD_UID_LEN)
+                return 0;
+        grown = reallocarray(l->items, l->n + 1, sizeof(*l->items));
+        if (!grown) {
+                l->oom = true;
+                return -ENOMEM;
+        }
+        l->items = grown;
+        g = &l->items[l->n];
+        if (pod_uid_canonicalise(mon, g->uid) < 0)
+                return 0;
+        memcpy(g->ctrl, ctrl, strlen(ctrl) + 1);
+        memcpy(g->mon, mon, strlen(mon) + 1);
+        l->n++;
+        return 0;
+}
+
+/* A UUID-named group is ours when it is named as the hook names groups and
+ * the pod's state file lists it as made by the hook. */
+static bool group_is_ours(int state_fd, const struct group_name *g)
 {
         _cleanup_(pod_state_done) struct pod_state st = {0};
-        struct group_census *c = userdata;
-        char uid[POD_UID_LEN + 1];
-        const struct group *g;
+        const struct group *rec;
 
-        if (!mon || pod_uid_canonicalise(mon, uid) < 0)
-                return 0;
-        /* A group the hook found and uses (owned: false) is another manager's. */
-        if (c->state_fd >= 0 && strcmp(uid, mon) == 0 &&
-            pod_state_load(c->state_fd, uid, &st, NULL) >= 0 &&
-            (g = pod_state_find_group(&st, ctrl)) && g->owned) {
-                c->ours++;
-                return 0;
-        }
-        c->foreign++;
-        if (c->foreign <= 3)
-                list_append(c->examples, sizeof(c->examples), "%s%smon_groups/%s",
-                            strcmp(ctrl, "/") == 0 ? "" : ctrl, strcmp(ctrl, "/") == 0 ? "" : "/",
-                            mon);
-        return 0;
+        return state_fd >= 0 && strcmp(g->uid, g->mon) == 0 &&
+               pod_state_load(state_fd, g->uid, &st, NULL) >= 0 &&
+               (rec = pod_state_find_group(&st, g->ctrl)) && rec->owned;
 }
 
 static void check_other_managers(struct checker *k)
 {
-        struct group_census c = {.state_fd = -EBADF};
+        _cleanup_close_ int state_fd = -EBADF;
+        struct group_names l = {0};
+        unsigned ours = 0, foreign = 0;
+        char examples[256] = "";
         int r;
 
-        if (statedir_open(k->config.state_dir, false, &c.state_fd) < 0)
-                c.state_fd = -EBADF; /* every group is another's then: none is recorded */
+        if (statedir_open(k->config.state_dir, false, &state_fd) < 0)
+                state_fd = -EBADF; /* every group is another's then: none is recorded */
         r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
         if (r >= 0) {
-                r = rdt_groups_foreach(k->root_fd, census_group, &c);
+                r = rdt_groups_foreach(k->root_fd, list_pod_group, &l);
                 rdt_unlock(k->root_fd);
         }
-        closep(&c.state_fd);
+        for (size_t i = 0; r >= 0 && i < l.n; i++) {
+                const struct group_name *g = &l.items[i];
+                bool root = strcmp(g->ctrl, "/") == 0;
+
+                /* A group the hook found and uses (owned: false) is another manager's. */
+                if (group_is_ours(state_fd, g)) {
+                        ours++;
+                        continue;
+                }
+                if (++foreign <= 3)
+                        list_append(examples, sizeof(examples), "%s%smon_groups/%s",
+                                    root ? "" : g->ctrl, root ? "" : "/", g->mon);
+        }
+        free(l.items);
+        k->oom |= l.oom;
         if (r < 0)
                 add(k, "other-managers", LEVEL_FAIL, NULL, "cannot list the groups: %s",
                     strerror(-r));
-        else if (c.foreign > 0)
+        else if (foreign > 0)
                 add(k, "other-managers", LEVEL_WARN,
                     "let one manager make pod groups: Kepler's active mode, nri-resctrl-mon and "
                     "goresctrl remove UUID-named groups they did not make",
-                    "%u pod-UID-named groups are not this hook's (%s%s); %u are", c.foreign,
-                    c.examples, c.foreign > 3 ? ", ..." : "", c.ours);
+                    "%u pod-UID-named groups are not this hook's (%s%s); %u are", foreign, examples,
+                    foreign > 3 ? ", ..." : "", ours);
         else
                 add(k, "other-managers", LEVEL_OK, NULL,
-                    "every pod-UID-named group is this hook's (%u)", c.ours);
+                    "every pod-UID-named group is this hook's (%u)", ours);
 }
 
 /* Messages quote paths and the config file: one line each, whatever they hold. */
