@@ -22,8 +22,9 @@
 #   6. a pod cgroup gc cannot see (its hierarchy not mounted, a cgroup
 #      namespace hiding it) keeps the group, and says so;
 #   7. a member's init that died and whose pid a new process took (in a pid
-#      namespace, via ns_last_pid) is dropped as such, the new process never
-#      moved, the group removed;
+#      namespace, via ns_last_pid), before gc or while gc waits for the
+#      resctrl lock, is dropped as such, the new process never moved, the
+#      group removed;
 #   8. gc as the DaemonSet's container runs it (a cgroup namespace of its
 #      own, the node's tree mounted read-only over the namespace's): it joins
 #      what a runtime exec'd, and a pod's group lives as long as its cgroup.
@@ -543,6 +544,92 @@ test_pid_reuse() { # KIND
 test_pid_reuse_v2() { test_pid_reuse v2; }
 test_pid_reuse_v1() { test_pid_reuse v1; }
 
+# As pid_reuse_in_ns, for one pod UID whose init is alive when gc starts,
+# out of its group (a join is due), and dies while gc waits for the resctrl
+# lock, which this process holds; its pid goes to a new process in
+# ROOT/service (a host service) before the lock is let go. Then a second gc
+# pass. Leaves in DIR: old, new (pid and start time), gc.rc (both passes'),
+# gc.out, tasks (the group's tasks after the first pass), after (whether
+# the group is there after the second), hook.log.
+pid_reuse_in_wait_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT UID
+        local hook=$1 fs=$2 dir=$3 root=$4 rel=$5 u=$6 p q gc_pid cfg
+        cfg=$dir/config.yaml
+        mkdir -p "$dir/resctrl" "$root/kubepods/pod$u/c1" "$root/service" "$dir/bundle"
+        "$fs" --no-fork-tracking "$dir/resctrl" || return 1
+        printf 'resctrlPath: %s\nstateDir: %s\nrequireResctrlFs: false\nlockTimeoutMs: 10000\nlog: {level: debug, syslog: false, stderr: true}\n' \
+                "$dir/resctrl" "$dir/state" >"$cfg"
+        starttime() { cut -d')' -f2 "/proc/$1/stat" | cut -d' ' -f21; }
+        printf '{"ociVersion":"1.2.0","linux":{"cgroupsPath":"%s/kubepods/pod%s/c1"}}\n' "$rel" "$u" \
+                >"$dir/bundle/config.json"
+        sleep 1000 >/dev/null 2>&1 &
+        p=$!
+        echo "$p" >"$root/kubepods/pod$u/c1/cgroup.procs"
+        printf '{"ociVersion":"1.2.0","id":"c1","status":"creating","pid":%d,"bundle":"%s","annotations":{"io.kubernetes.pod.uid":"%s"}}' \
+                "$p" "$dir/bundle" "$u" | "$hook" --config "$cfg" createRuntime 2>>"$dir/hook.log" || return 1
+        echo "$p $(starttime "$p")" >"$dir/old"
+        echo "$p" >"$dir/resctrl/tasks" # out of its group: gc would put it back
+        exec 9<"$dir/resctrl"
+        flock -x 9 || return 1
+        "$hook" --config "$cfg" gc >"$dir/gc.out" 2>>"$dir/hook.log" &
+        gc_pid=$!
+        sleep 0.5 # gc checked the member, and waits for the lock
+        kill "$p"
+        wait "$p"
+        rmdir "$root/kubepods/pod$u/c1" "$root/kubepods/pod$u"
+        sleep 0.05 # the next clock tick: the new process starts later
+        for _ in 1 2 3 4 5; do
+                echo $((p - 1)) >/proc/sys/kernel/ns_last_pid
+                sleep 1000 >/dev/null 2>&1 &
+                q=$!
+                [ "$q" -eq "$p" ] && break
+                kill "$q"
+                wait "$q"
+        done
+        echo "$q" >"$root/service/cgroup.procs"
+        echo "$q $(starttime "$q")" >"$dir/new"
+        flock -u 9
+        exec 9<&-
+        wait "$gc_pid"
+        echo $? >"$dir/gc.rc"
+        tr '\n' ' ' <"$dir/resctrl/mon_groups/$u/tasks" >"$dir/tasks"
+        "$hook" --config "$cfg" gc >>"$dir/gc.out" 2>>"$dir/hook.log"
+        echo $? >>"$dir/gc.rc"
+        if [ -d "$dir/resctrl/mon_groups/$u" ]; then echo there; else echo gone; fi >"$dir/after"
+        kill "$q"
+        rmdir "$root/service"
+        fusermount3 -u "$dir/resctrl"
+}
+
+# The issue's race: the member's init dies while gc waits for the resctrl
+# lock, and a host service's new process takes its pid. gc, which checked
+# the member before the wait, checks it again under the lock: the new
+# process never goes into the group; the next pass drops the member and
+# removes the group.
+test_pid_reuse_in_wait() { # KIND
+        local kind=$1 t="$1 pid reuse in the lock wait" root ns u old old_start new new_start
+        root=$(private_cgroup "$kind") || { echo "no $kind hierarchy mounted: nothing to test"; return; }
+        ns=$WORK/pidns-wait-$kind
+        u=$(new_uid 7)
+        mkdir -p "$ns"
+        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_wait_ns); pid_reuse_in_wait_ns \"\$@\"" \
+                _ "$HOOK" "$RESCTRLFS" "$ns" "$root" "$(rel "$kind" "$root")" "$u"
+        check "$t: the namespace's run" [ $? -eq 0 ]
+        cat "$ns/hook.log" >>"$LOG" 2>/dev/null
+        cp "$ns/gc.out" "$OUT" 2>/dev/null
+        read -r old old_start <"$ns/old"
+        read -r new new_start <"$ns/new"
+        check "$t: the pid reused" [ "$new" = "$old" ]
+        check "$t: by a later process" [ "$new_start" -gt "$old_start" ]
+        check "$t: both gc passes" [ "$(tr '\n' ' ' <"$ns/gc.rc")" = "0 0 " ]
+        check "$t: the new process not put into the group" [ -z "$(cat "$ns/tasks")" ]
+        check "$t: the member dropped as such" \
+                said "drop-member pod=$u container=c1 pid=$old reason=\"pid reused\""
+        check "$t: the group gone at the next pass" [ "$(cat "$ns/after")" = gone ]
+        check "$t: the state gone" [ ! -e "$ns/state/$u.members" ]
+}
+test_pid_reuse_in_wait_v2() { test_pid_reuse_in_wait v2; }
+test_pid_reuse_in_wait_v1() { test_pid_reuse_in_wait v1; }
+
 # --- 8: gc as the DaemonSet's container runs it --------------------------------
 
 # The hook with ARGS as the DaemonSet's container runs it: in cgroup CTR, in
@@ -664,7 +751,8 @@ for t in ${TESTS:-test_static_pod_systemd_v2 test_static_pod_systemd_v1 \
         test_shared_daemon_cgroup test_other_monitor_v2 test_other_monitor_v1 \
         test_sub_cgroups_v2 test_sub_cgroups_v1 \
         test_unseen_unmounted_v2 test_unseen_unmounted_v1 test_unseen_cgroupns_v2 \
-        test_pid_reuse_v2 test_pid_reuse_v1 test_daemonset_view_v2 test_daemonset_view_v1 \
+        test_pid_reuse_v2 test_pid_reuse_v1 test_pid_reuse_in_wait_v2 test_pid_reuse_in_wait_v1 \
+        test_daemonset_view_v2 test_daemonset_view_v1 \
         test_runtime_roots}; do
         : >"$LOG"
         echo "== $t"
