@@ -42,10 +42,7 @@ harness_init "$1" "$2" facts
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
 command -v unshare >/dev/null || { echo "needs unshare"; exit 77; }
 log_level=debug
-# The runtime root of the node the tests make, holding a container's record:
-# kubelet's pods run there (check's runtime-roots row).
-runtime_roots=$WORK/runtime
-mkdir -p "$runtime_roots/c0" && echo '{}' >"$runtime_roots/c0/state.json"
+with_runtime_root
 
 OUT=$WORK/gc.out
 

@@ -12,6 +12,7 @@ harness_init "$1" "$2" status
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
 command -v promtool >/dev/null || { echo "needs promtool (Debian package prometheus)"; exit 77; }
 log_level=debug
+with_runtime_root
 
 write_status_config() { # RESCTRL_PATH: the harness's config, pods of namespace "skipped" filtered out
         resctrl_path=$1 write_config "excludeNamespaces: [skipped]"
@@ -371,7 +372,7 @@ test_check() {
         out=$(hook_check --hooks-dir "$WORK/none"); rc=$?
         check "check: unknown key fails" [ $rc -eq 1 ]
         check "check: config line names file, line and key" \
-                grep -q "^fail  config          $CONFIG:6: key 'counterPolicy': unknown key, skipped$" <<<"$out"
+                grep -q "^fail  config          $CONFIG:7: key 'counterPolicy': unknown key, skipped$" <<<"$out"
         check "check: says what the hook does" \
                 grep -q "fix: correct the file; until then the key is skipped; the rest of the file is used" <<<"$out"
         check "check: claims no defaults" not grep -q "default" <<<"$out"
@@ -440,7 +441,7 @@ test_coverage() {
 # On tmpfs with room: ok. On a disk: a warning (its state outlives a reboot).
 # Full or read-only: a failure; and a poststop there says which directory.
 test_state_fs() {
-        local dir=$WORK/state-fs f1
+        local dir=$WORK/state-fs f1 f2 f3 u2
         mkdir -m 0700 "$dir"
         state_dir=$dir write_status_config "$MNT"
         if [ "$(stat -f -c %T "$WORK")" != tmpfs ]; then
@@ -450,20 +451,30 @@ test_state_fs() {
         mount -t tmpfs -o mode=0700,size=2m tmpfs "$dir"
         check "state-fs: tmpfs with room" grep -q "^ok    state-fs .*is on tmpfs, writable" \
                 <(hook_check --only state-fs)
-        sleeper f1
+        sleeper f1 f2 f3
+        u2=$(new_uid)
         check "state-fs: a pod recorded there" create_pod f1 "$f1" "$(new_uid)" shop fs
+        check "state-fs: and another, of two containers" create_pod f2 "$f2" "$u2" shop fs2
+        create_pod f3 "$f3" "$u2" shop fs2
         dd if=/dev/zero of="$dir/fill" bs=64k 2>/dev/null
         hook_check --only state-fs >"$WORK/fs.txt"
         check "state-fs: full fails" [ $? -eq 1 ]
         check "state-fs: ... saying so" grep -q "^fail  state-fs .*'$dir' is full" "$WORK/fs.txt"
+        stop "$f2"
+        : >"$LOG"
+        hook poststop "$(printf '{"ociVersion":"1.2.0","id":"f2","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' "$u2")"
+        check "state-fs: a poststop that must save there names the directory" \
+                grep -q "in stateDir '$dir': No space left on device" "$LOG"
         rm "$dir/fill"
+        stop "$f3"
+        "$HOOK" --config "$CONFIG" gc >/dev/null 2>>"$LOG"
         mount -o remount,ro "$dir"
         hook_check --only state-fs >"$WORK/fs.txt"
         check "state-fs: read-only fails" [ $? -eq 1 ]
         check "state-fs: ... saying so" grep -q "^fail  state-fs .*'$dir' is on a read-only file system" "$WORK/fs.txt"
         stop "$f1"
         : >"$LOG"
-        hook poststop "$(printf '{"ociVersion":"1.2.0","id":"f1","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' "$(jq -r .uid "$dir"/*.members)")"
+        hook poststop "$(printf '{"ociVersion":"1.2.0","id":"f1","status":"stopped","annotations":{"io.kubernetes.pod.uid":"%s"}}' "$(jq -r 'select(.members[0].id == "f1") | .uid' "$dir"/*.members)")"
         check "state-fs: poststop names the directory" grep -q "cannot lock pod .* in stateDir '$dir': Read-only file system" "$LOG"
         umount "$dir"
         write_status_config "$MNT"

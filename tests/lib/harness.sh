@@ -185,6 +185,15 @@ mount_emulator() { # [resctrlfs options]
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
 }
 
+# Sets runtime_roots (write_config) to a runtime root holding a container's
+# record, as a node whose kubelet's pods run has: check's runtime-roots row
+# fails without one wherever a kubepods cgroup is seen, as the tests make
+# them, this suite's or one running beside it.
+with_runtime_root() {
+        runtime_roots=$WORK/runtime
+        mkdir -p "$runtime_roots/c0" && echo '{}' >"$runtime_roots/c0/state.json"
+}
+
 # $resctrl_path, $state_dir, $require_fs, $log_level and $runtime_roots (the
 # items of runtimeRoots's list) override the defaults.
 write_config() { # [extra YAML lines]
