@@ -847,10 +847,10 @@ run_view() {
         [ "$unknown" -eq 0 ] || die "$unknown keys of the manifest are not known to the test (above)"
         # The DaemonSet's own container, as the node's runtime (CRI-O's runc)
         # records it: a node that runs this pod always has it in a runtime
-        # root (check's runtime-roots row). Its init, pid 0, is no process
-        # here: adopt passes over it.
+        # root (check's runtime-roots row). Its init, pid 4194304 (Linux's
+        # PID_MAX_LIMIT), is no process here: adopt passes over it.
         mkdir -p "$n/run/runc/rmh-daemonset" &&
-                echo '{"init_process_pid": 0, "init_process_start": 1, "config": {"labels": []}}' \
+                echo '{"init_process_pid": 4194304, "init_process_start": 1, "config": {"labels": []}}' \
                         >"$n/run/runc/rmh-daemonset/state.json" || die "cannot record the DaemonSet's container"
         retry=$(sed -n 's|^spec\.template\.spec\.containers\.0\.env\.\([0-9]*\)\.name=RMH_RETRY_SECONDS$|\1|p' "$tmp/base.ds")
         retry=$(sed -n "s|^spec\\.template\\.spec\\.containers\\.0\\.env\\.$retry\\.value=||p" "$tmp/base.ds")
