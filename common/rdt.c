@@ -49,24 +49,34 @@ static int open_dir_at(int dir_fd, const char *name, int *ret_fd)
         return 0;
 }
 
-/* The control group's directory, the root itself for "/". Validates ctrl first. */
-static int open_ctrl_group(int root_fd, const char *ctrl, int *ret_fd)
+/* <ctrl>/name (flags, O_NOFOLLOW and O_CLOEXEC added), or the root's own
+ * for "/": opened from root_fd itself, never through an open of "." (an
+ * opendir of the root that gc would pay twice at every pod). Validates
+ * ctrl first. */
+static int open_in_ctrl_group(int root_fd, const char *ctrl, const char *name, int flags,
+                              int *ret_fd)
 {
+        _cleanup_close_ int ctrl_fd = -EBADF;
+        int r, fd;
+
         if (!rdt_ctrl_group_is_valid(ctrl))
                 return -EINVAL;
-        return open_dir_at(root_fd, strcmp(ctrl, "/") == 0 ? "." : ctrl, ret_fd);
+        if (strcmp(ctrl, "/") != 0) {
+                r = open_dir_at(root_fd, ctrl, &ctrl_fd);
+                if (r < 0)
+                        return r;
+        }
+        fd = openat(ctrl_fd >= 0 ? ctrl_fd : root_fd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
 }
 
 /* <ctrl>/mon_groups, or the root's own mon_groups for "/". Validates ctrl first. */
 static int open_mon_groups(int root_fd, const char *ctrl, int *ret_fd)
 {
-        _cleanup_close_ int ctrl_fd = -EBADF;
-        int r;
-
-        r = open_ctrl_group(root_fd, ctrl, &ctrl_fd);
-        if (r < 0)
-                return r;
-        return open_dir_at(ctrl_fd, "mon_groups", ret_fd);
+        return open_in_ctrl_group(root_fd, ctrl, "mon_groups", O_RDONLY | O_DIRECTORY, ret_fd);
 }
 
 /* The mon_groups directory a group named name would live in; validates both names. */
@@ -394,17 +404,14 @@ int rdt_tasks_write(int tasks_fd, pid_t id)
 
 int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid)
 {
-        _cleanup_close_ int ctrl_fd = -EBADF, tasks_fd = -EBADF;
+        _cleanup_close_ int tasks_fd = -EBADF;
         int r;
 
         if (tid <= 0)
                 return -EINVAL;
-        r = open_ctrl_group(root_fd, ctrl, &ctrl_fd);
+        r = open_in_ctrl_group(root_fd, ctrl, "tasks", O_WRONLY, &tasks_fd);
         if (r < 0)
                 return r;
-        tasks_fd = openat(ctrl_fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (tasks_fd < 0)
-                return -errno;
         return write_task_id(tasks_fd, tid);
 }
 
