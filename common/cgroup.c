@@ -678,13 +678,16 @@ static int subtree_child(struct subtree *s, int dir_fd, const struct dirent64 *d
 
 /* Adds the threads of dir_fd, depth levels below ref, then those of each
  * cgroup below it. Its entries are read with getdents64(2) on dir_fd itself:
- * two calls where a DIR stream would cost five more. 0; 1 when a bound
- * stopped the walk; -errno. */
+ * two calls where a DIR stream would cost five more; none for a cgroup with
+ * no cgroup below it, as most containers' are: kernfs counts a directory's
+ * links, 2 (its entry and its ".") and one more for each child's "..". 0; 1
+ * when a bound stopped the walk; -errno. */
 static int subtree_walk(struct subtree *s, int dir_fd, unsigned depth)
 {
         _cleanup_free_ pid_t *ids = NULL;
         size_t n = 0, room = CGROUP_SUBTREE_THREADS - s->n;
         char buf[4096] __attribute__((aligned(8)));
+        struct stat st;
         ssize_t got;
         int r;
 
@@ -702,6 +705,9 @@ static int subtree_walk(struct subtree *s, int dir_fd, unsigned depth)
                 s->cut = true;
                 return 1;
         }
+        /* Exactly 2: a filesystem that does not count (1, as btrfs says) is walked. */
+        if (fstat(dir_fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2)
+                return 0;
         while ((got = getdents64(dir_fd, buf, sizeof(buf))) > 0)
                 for (ssize_t off = 0; off < got;) {
                         const struct dirent64 *de = (const struct dirent64 *) (buf + off);
