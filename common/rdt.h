@@ -27,12 +27,13 @@ int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd);
 
 /* The kernel's cooperative lock for multi-step changes (resctrl.rst, "Locking
  * between applications"): flock(LOCK_EX) on the root fd, retried with LOCK_NB
- * until timeout_ms has passed, then -ETIMEDOUT. Taken through a turnstile,
- * flock(LOCK_EX) on info/ held until the root's lock is, so that readers
- * that keep overlapping cannot starve a writer. */
+ * until timeout_ms has passed, then -ETIMEDOUT. Taken at once when it is
+ * free; else through a turnstile, flock(LOCK_EX) on info/ held until the
+ * root's lock is, so that readers that keep overlapping cannot starve a
+ * writer. */
 int rdt_lock(int root_fd, unsigned timeout_ms);
-/* The same, shared (LOCK_SH): for a read that must see no group change
- * midway. Hold it briefly: a writer waits for it. */
+/* The same, shared (LOCK_SH), always through the turnstile: for a read that
+ * must see no group change midway. Hold it briefly: a writer waits for it. */
 int rdt_lock_shared(int root_fd, unsigned timeout_ms);
 void rdt_unlock(int root_fd);
 /* For _cleanup_(rdt_unlockp) on an int that holds the root fd once its lock

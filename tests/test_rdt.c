@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -799,6 +800,34 @@ START_TEST(test_unlockp_lets_go_at_scope_end)
 }
 END_TEST
 
+/* A writer that finds the root's lock free takes it at once, whoever holds
+ * the turnstile; one that finds it taken waits through the turnstile; a
+ * reader always does. */
+START_TEST(test_lock_free_needs_no_turnstile)
+{
+        _cleanup_close_ int other = -EBADF, turnstile = -EBADF;
+
+        ck_assert_int_eq(rdt_open(root_path, false, &other), 0);
+        turnstile = openat(root_fd, "info", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(turnstile, 0);
+        ck_assert_int_eq(flock(turnstile, LOCK_EX | LOCK_NB), 0);
+
+        ck_assert_int_eq(rdt_lock(root_fd, 50), 0);
+        rdt_unlock(root_fd);
+        ck_assert_int_eq(rdt_lock_shared(root_fd, 50), -ETIMEDOUT);
+        ck_assert_int_eq(flock(other, LOCK_SH | LOCK_NB), 0);
+        ck_assert_int_eq(rdt_lock(root_fd, 50), -ETIMEDOUT);
+
+        ck_assert_int_eq(flock(turnstile, LOCK_UN), 0);
+        ck_assert_int_eq(rdt_lock_shared(root_fd, 50), 0);
+        rdt_unlock(root_fd);
+        ck_assert_int_eq(rdt_lock(root_fd, 50), -ETIMEDOUT); /* the reader holds it */
+        rdt_unlock(other);
+        ck_assert_int_eq(rdt_lock(root_fd, 50), 0);
+        rdt_unlock(root_fd);
+}
+END_TEST
+
 /* Adds ms to t. */
 static void add_ms(struct timespec *t, long ms)
 {
@@ -884,6 +913,7 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_lock_times_out);
         tcase_add_test(tc, test_unlockp_lets_go_at_scope_end);
         tcase_add_test(tc, test_lock_readers_cannot_starve_a_writer);
+        tcase_add_test(tc, test_lock_free_needs_no_turnstile);
         suite_add_tcase(s, tc);
         return s;
 }
