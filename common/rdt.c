@@ -477,13 +477,21 @@ int rdt_mon_group_remove(int root_fd, const char *ctrl, const char *name)
 
 int rdt_mon_group_exists(int root_fd, const char *ctrl, const char *name)
 {
-        _cleanup_close_ int group_fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF;
+        struct stat st;
         int r;
 
-        r = rdt_mon_group_open(root_fd, ctrl, name, &group_fd);
+        /* A look at the entry, never followed, rather than an open of the
+         * group: what it says is the same, for an opendir and a releasedir
+         * fewer at every claim (round trips on a FUSE resctrl). */
+        r = open_group_parent(root_fd, ctrl, name, &dir_fd);
         if (r == -ENOENT)
                 return 0;
-        return r < 0 ? r : 1;
+        if (r < 0)
+                return r;
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return S_ISDIR(st.st_mode) ? 1 : -ENOTDIR;
 }
 
 /* The MON groups in one mon_groups directory. */
