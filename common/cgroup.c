@@ -15,6 +15,8 @@
 
 /* /proc/<pid>/cgroup: a line per hierarchy, each path at most a few KiB. */
 #define CGROUP_FILE_MAX ((size_t) 64 * 1024)
+/* What it takes on most nodes: a dozen lines of short paths. */
+#define CGROUP_FILE_USUAL ((size_t) 4096)
 /* mountinfo of a busy node: hundreds of mounts, each a line. */
 #define MOUNTINFO_MAX ((size_t) 4 << 20)
 #define CGROUP_THREADS_MAX ((size_t) 1 << 20)
@@ -122,7 +124,9 @@ static int find_hierarchy(const char *text, enum cgroup_kind kind, const char *c
         return 0;
 }
 
-/* <proc>/<pid>/cgroup; -ESRCH when pid is gone. */
+/* <proc>/<pid>/cgroup; -ESRCH when pid is gone. Read into CGROUP_FILE_USUAL
+ * first: a buffer of CGROUP_FILE_MAX at every read (one per thread that a
+ * join checks) costs the heap two brk calls. */
 static int read_cgroup_file(int proc_fd, pid_t pid, char **ret)
 {
         char file[32];
@@ -131,7 +135,9 @@ static int read_cgroup_file(int proc_fd, pid_t pid, char **ret)
         if (pid <= 0)
                 return -EINVAL;
         (void) snprintf(file, sizeof(file), "%d/cgroup", (int) pid);
-        r = read_small_file_at(proc_fd, file, CGROUP_FILE_MAX, ret);
+        r = read_small_file_at(proc_fd, file, CGROUP_FILE_USUAL, ret);
+        if (r == -EFBIG)
+                r = read_small_file_at(proc_fd, file, CGROUP_FILE_MAX, ret);
         return r == -ENOENT ? -ESRCH : r;
 }
 
