@@ -455,6 +455,20 @@ test_unseen_cgroupns_v2() { test_pod_cgroup_unseen v2 cgroupns; }
 # need is left in DIR: <uid>.{old,new} (pid and start time), <uid>.before
 # (the group's tasks after createRuntime), <uid>.after (whether the group is
 # still there), create.rc, gc.rc, gc.out, root.tasks, hook.log.
+# Sets q to a new sleeper that took pid P (through ns_last_pid), at least a
+# clock tick after P's process started. In a pid namespace of its own.
+reuse_pid() { # P
+        sleep 0.05 # the next clock tick: the new process starts later
+        for _ in 1 2 3 4 5; do
+                echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
+                sleep 1000 >/dev/null 2>&1 &
+                q=$!
+                [ "$q" -eq "$1" ] && break
+                kill "$q"
+                wait "$q"
+        done
+}
+
 pid_reuse_in_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT RACED_UID UID...
         local hook=$1 fs=$2 dir=$3 root=$4 rel=$5 raced=$6 u p q cfg
         shift 6
@@ -479,15 +493,7 @@ pid_reuse_in_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT RACED_UID UID...
                 kill "$p"
                 wait "$p"
                 rmdir "$root/kubepods/pod$u/c1" "$root/kubepods/pod$u"
-                sleep 0.05 # the next clock tick: the new process starts later
-                for _ in 1 2 3 4 5; do
-                        echo $((p - 1)) >/proc/sys/kernel/ns_last_pid
-                        sleep 1000 >/dev/null 2>&1 &
-                        q=$!
-                        [ "$q" -eq "$p" ] && break
-                        kill "$q"
-                        wait "$q"
-                done
+                reuse_pid "$p"
                 echo "$q $(starttime "$q")" >"$dir/$u.new"
                 [ "$u" != "$raced" ] || echo "$q" >"$dir/resctrl/mon_groups/$u/tasks"
         done
@@ -511,7 +517,7 @@ test_pid_reuse() { # KIND
         ns=$WORK/pidns-$kind
         ua=$(new_uid 3) ub=$(new_uid 5)
         mkdir -p "$ns"
-        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_ns); pid_reuse_in_ns \"\$@\"" \
+        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_ns reuse_pid); pid_reuse_in_ns \"\$@\"" \
                 _ "$HOOK" "$RESCTRLFS" "$ns" "$root" "$(rel "$kind" "$root")" "$ub" "$ua" "$ub"
         check "$t: the namespace's run" [ $? -eq 0 ]
         cat "$ns/hook.log" >>"$LOG" 2>/dev/null
@@ -573,15 +579,7 @@ pid_reuse_in_wait_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT UID
         kill "$p"
         wait "$p"
         rmdir "$root/kubepods/pod$u/c1" "$root/kubepods/pod$u"
-        sleep 0.05 # the next clock tick: the new process starts later
-        for _ in 1 2 3 4 5; do
-                echo $((p - 1)) >/proc/sys/kernel/ns_last_pid
-                sleep 1000 >/dev/null 2>&1 &
-                q=$!
-                [ "$q" -eq "$p" ] && break
-                kill "$q"
-                wait "$q"
-        done
+        reuse_pid "$p"
         echo "$q" >"$root/service/cgroup.procs"
         echo "$q $(starttime "$q")" >"$dir/new"
         flock -u 9
@@ -608,7 +606,7 @@ test_pid_reuse_in_wait() { # KIND
         ns=$WORK/pidns-wait-$kind
         u=$(new_uid 7)
         mkdir -p "$ns"
-        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_wait_ns); pid_reuse_in_wait_ns \"\$@\"" \
+        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_wait_ns reuse_pid); pid_reuse_in_wait_ns \"\$@\"" \
                 _ "$HOOK" "$RESCTRLFS" "$ns" "$root" "$(rel "$kind" "$root")" "$u"
         check "$t: the namespace's run" [ $? -eq 0 ]
         cat "$ns/hook.log" >>"$LOG" 2>/dev/null
