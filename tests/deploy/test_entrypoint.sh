@@ -178,6 +178,16 @@ wait_log() {
         done
 }
 
+# wait_watch WHAT: until the entrypoint started watch, 3 s at most after WHAT.
+wait_watch() {
+        i=0
+        until [ -f "$run/watch.pid" ]; do
+                i=$((i + 1))
+                [ "$i" -le 30 ] || fail "watch did not start within 3 s of $1: $(cat "$run/out")"
+                sleep 0.1
+        done
+}
+
 touch "$tmp/usable"
 say "-- first install: binary and config, then the JSON files, by rename"
 run_entry 1
@@ -242,12 +252,7 @@ out=$(entry sh "$entry" ready 2>&1) && fail "ready while nothing is registered"
 printf '%s\n' "$out" | grep -q "not registered" || fail "ready does not say why: $out"
 say "-- resctrl mounted: registered within a retry, ready"
 touch "$tmp/usable"
-i=0
-until [ -f "$run/watch.pid" ]; do
-        i=$((i + 1))
-        [ "$i" -le 30 ] || fail "not registered within 3 s of resctrl appearing: $(cat "$run/out")"
-        sleep 0.1
-done
+wait_watch "resctrl appearing"
 entry sh "$entry" ready || fail "not ready once registered"
 kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
@@ -278,12 +283,7 @@ sleep 1.5 # a retry or so
 out=$(entry sh "$entry" ready 2>&1) && fail "ready while hidden"
 printf '%s\n' "$out" | grep -q "^fail  node-cgroups" || fail "ready does not say why: $out"
 rm "$tmp/hidden"
-i=0
-until [ -f "$run/watch.pid" ]; do
-        i=$((i + 1))
-        [ "$i" -le 30 ] || fail "not installed within 3 s of the node being seen: $(cat "$run/out")"
-        sleep 0.1
-done
+wait_watch "the node being seen"
 [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once seen"
 [ -f "$run/adopt.saw" ] || fail "adopt did not run once seen"
 kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
