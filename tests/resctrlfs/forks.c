@@ -4,6 +4,7 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct fork_watch {
         pthread_mutex_t *lock;
         int fd;
         int stop_fd; /* an eventfd: readable once fork_watch_stop wants the thread gone */
+        bool failed; /* the socket failed: exits are looked for in /proc again */
         pthread_t thread;
 };
 
@@ -44,53 +46,40 @@ static int subscribe(int fd)
 
 static void handle(struct fork_watch *w, const struct proc_event *ev)
 {
-        if (ev->what != PROC_EVENT_FORK && ev->what != PROC_EVENT_EXIT)
-                return;
-        (void) pthread_mutex_lock(w->lock);
         if (ev->what == PROC_EVENT_EXIT)
                 model_task_exited(w->m, ev->event_data.exit.process_pid);
-        else if (model_config(w->m)->track_forks)
+        else if (ev->what == PROC_EVENT_FORK && model_config(w->m)->track_forks)
                 model_task_created(w->m, ev->event_data.fork.parent_pid,
                                    ev->event_data.fork.child_pid, ev->event_data.fork.child_tgid);
-        (void) pthread_mutex_unlock(w->lock);
 }
 
-static void *watch(void *userdata)
+/* Applies every event queued on the socket, under the lock: 0 once none is
+ * left, -errno when the socket failed. Only ever called under the lock, so
+ * that two readers never apply one task's events out of order. */
+static int drain(struct fork_watch *w)
 {
-        struct fork_watch *w = userdata;
         char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
 
         for (;;) {
-                struct pollfd fds[] = {{.fd = w->fd, .events = POLLIN},
-                                       {.fd = w->stop_fd, .events = POLLIN}};
-                ssize_t n;
-
-                if (poll(fds, 2, -1) < 0 && errno != EINTR)
-                        break;
-                if (fds[1].revents) /* stopped: the model goes next */
-                        return NULL;
-                if (!fds[0].revents)
-                        continue;
-                n = recv(w->fd, buf, sizeof(buf), 0);
+                ssize_t n = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
                 if (n < 0 && errno == ENOBUFS) {
                         /* The socket overflowed: some new tasks stay where
                          * the kernel would not have left them, and the
                          * exited ones are looked for in /proc once. */
                         fprintf(stderr, "resctrlfs: task events lost (ENOBUFS)\n");
-                        (void) pthread_mutex_lock(w->lock);
                         model_task_events_lost(w->m);
-                        (void) pthread_mutex_unlock(w->lock);
                         continue;
                 }
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && errno == EAGAIN)
+                        return 0;
                 if (n <= 0)
-                        break;
+                        return n < 0 ? -errno : -EPIPE;
                 for (struct nlmsghdr *nl = (struct nlmsghdr *) buf; NLMSG_OK(nl, (size_t) n);
                      nl = NLMSG_NEXT(nl, n)) {
                         const struct cn_msg *cn = NLMSG_DATA(nl);
-
                         struct proc_event ev;
 
                         if (nl->nlmsg_type != NLMSG_DONE || cn->id.idx != CN_IDX_PROC ||
@@ -101,11 +90,52 @@ static void *watch(void *userdata)
                         handle(w, &ev);
                 }
         }
-        fprintf(stderr, "resctrlfs: task events stopped: %s\n", strerror(errno));
-        (void) pthread_mutex_lock(w->lock);
+}
+
+static void stop_reporting(struct fork_watch *w, int error)
+{
+        fprintf(stderr, "resctrlfs: task events stopped: %s\n", strerror(-error));
         model_exits_reported(w->m, false);
-        (void) pthread_mutex_unlock(w->lock);
-        return NULL;
+        w->failed = true;
+}
+
+void fork_watch_catch_up(struct fork_watch *w)
+{
+        int r;
+
+        if (!w || w->failed)
+                return;
+        r = drain(w);
+        if (r < 0)
+                stop_reporting(w, r);
+}
+
+static void *watch(void *userdata)
+{
+        struct fork_watch *w = userdata;
+
+        for (;;) {
+                struct pollfd fds[] = {{.fd = w->fd, .events = POLLIN},
+                                       {.fd = w->stop_fd, .events = POLLIN}};
+                bool failed;
+
+                if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+                        (void) pthread_mutex_lock(w->lock);
+                        stop_reporting(w, -errno);
+                        (void) pthread_mutex_unlock(w->lock);
+                        return NULL;
+                }
+                if (fds[1].revents) /* stopped: the model goes next */
+                        return NULL;
+                if (!fds[0].revents)
+                        continue;
+                (void) pthread_mutex_lock(w->lock);
+                fork_watch_catch_up(w);
+                failed = w->failed;
+                (void) pthread_mutex_unlock(w->lock);
+                if (failed)
+                        return NULL;
+        }
 }
 
 int fork_watch_open(int *ret_fd)

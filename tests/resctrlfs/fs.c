@@ -111,6 +111,7 @@ static const struct info_dir info_dirs[INFO_COUNT] = {
 struct fs {
         struct model *m;
         pthread_mutex_t lock;
+        struct fork_watch *forks; /* NULL without the proc connector */
         struct timespec mount_time;
         unsigned ncpus;
 };
@@ -134,6 +135,7 @@ static struct fs *fs_get(void)
 static pthread_mutex_t *fs_lock(struct fs *fs)
 {
         (void) pthread_mutex_lock(&fs->lock);
+        fork_watch_catch_up(fs->forks);
         return &fs->lock;
 }
 
@@ -915,7 +917,6 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         struct fuse_session *se = fuse_get_session(fuse);
         struct fuse_loop_config *loop;
         _cleanup_close_ int forks_fd = -EBADF;
-        struct fork_watch *forks = NULL;
         int r;
 
         /* Without fork tracking the events still spare looking up every
@@ -933,7 +934,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         /* Detach only now, so whoever started us finds the mount in place. */
         r = fuse_daemonize(foreground) == 0 ? 0 : -EIO;
         if (r == 0 && forks_fd >= 0)
-                r = fork_watch_start(TAKE_FD(forks_fd), fs->m, &fs->lock, &forks);
+                r = fork_watch_start(TAKE_FD(forks_fd), fs->m, &fs->lock, &fs->forks);
         if (r == 0 && fuse_set_signal_handlers(se) != 0)
                 r = -EIO;
         if (r == 0) {
@@ -944,7 +945,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
                 fuse_remove_signal_handlers(se);
         }
         fuse_unmount(fuse);
-        fork_watch_stop(forks);
+        fork_watch_stop(fs->forks);
         return r;
 }
 
