@@ -212,12 +212,22 @@ our_child() {
         [ "${2:-}" = "$$" ]
 }
 
+# Stops watch and the readiness loop. ${!} too: a signal that comes between
+# "watch &" (or "tell_readiness &") and the assignment of its pid finds the
+# child there and not yet in its variable.
 # shellcheck disable=SC2317 # runs from the trap
 stop() {
         trap - TERM INT
-        [ -z "$readiness_pid" ] || ! our_child "$readiness_pid" || kill "$readiness_pid" 2>/dev/null
-        [ -z "$watch_pid" ] || ! our_child "$watch_pid" || kill -TERM "$watch_pid" 2>/dev/null
-        [ -z "$watch_pid" ] || wait "$watch_pid"
+        children=""
+        for pid in "$readiness_pid" "$watch_pid" "${!:-}"; do
+                case " $children " in *" $pid "*) continue ;; esac
+                if [ -n "$pid" ] && our_child "$pid" && kill -TERM "$pid" 2>/dev/null; then
+                        children="$children $pid"
+                fi
+        done
+        for pid in $children; do
+                wait "$pid"
+        done
         say "stopped; the hook's registration stays as it is (entrypoint.sh uninstall removes it)"
         exit 0
 }
