@@ -167,18 +167,22 @@ int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock, struct fork
                 return -ENOMEM;
         }
         *w = (struct fork_watch){.m = m, .lock = lock, .fd = fd};
+        /* Before the thread, which turns it off again if its socket fails. */
+        (void) pthread_mutex_lock(lock);
+        model_exits_reported(m, true);
+        (void) pthread_mutex_unlock(lock);
         w->stop_fd = eventfd(0, EFD_CLOEXEC);
         r = w->stop_fd < 0 ? -errno : -pthread_create(&w->thread, NULL, watch, w);
         if (r < 0) {
+                (void) pthread_mutex_lock(lock);
+                model_exits_reported(m, false);
+                (void) pthread_mutex_unlock(lock);
                 if (w->stop_fd >= 0)
                         close(w->stop_fd);
                 close(fd);
                 free(w);
                 return r;
         }
-        (void) pthread_mutex_lock(lock);
-        model_exits_reported(m, true);
-        (void) pthread_mutex_unlock(lock);
         *ret = w;
         return 0;
 }

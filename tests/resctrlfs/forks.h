@@ -23,9 +23,11 @@ struct fork_watch;
  * daemonizing: threads do not survive a fork. 0 or -errno. */
 int fork_watch_start(int fd, struct model *m, pthread_mutex_t *lock, struct fork_watch **ret);
 
-/* Applies, under lock, the events the kernel has queued so far: whatever
- * happened before an access (a child reaped, then its group read) is seen
- * by it, as the kernel's own bookkeeping would be. NULL: nothing to do. */
+/* Applies, under lock, the events the kernel has queued so far, so that an
+ * access sees what happened before it. A fork is reported before fork()
+ * returns; an exit just after the parent is woken (do_exit(): exit_notify(),
+ * then proc_exit_connector()), so a read right after waitpid() may, rarely,
+ * still count the child: a tasks file looks in /proc. NULL: nothing to do. */
 void fork_watch_catch_up(struct fork_watch *w);
 
 /* Ends the thread and waits for it, before the model goes: a thread still

@@ -946,6 +946,7 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         }
         fuse_unmount(fuse);
         fork_watch_stop(fs->forks);
+        fs->forks = NULL;
         return r;
 }
 
