@@ -467,16 +467,21 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
 }
 
 /* Is the pod's state of another pid namespace (a runtime in a container
- * that shares /run: kind, Docker-in-Docker)? Its pids mean nothing here:
- * the pod is left as it is, said once, and the pass goes on. */
+ * that shares /run: kind, Docker-in-Docker)? Its pids mean nothing here, nor
+ * its cgroups, recorded in that runtime's cgroup namespace, even once no
+ * container is left (a group lingering for its pod): the pod is left as it
+ * is, said once, and the pass goes on. Only pods with members count for
+ * the refusal (gc_pass): they show which namespace the hook runs in. */
 static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
 {
-        if (s->st.n_members == 0 || pod_state_pids_are_ours(&s->st, gc->env.pid_ns)) {
+        if (pod_state_pids_are_ours(&s->st, gc->env.pid_ns)) {
                 gc->pods_ours += s->st.n_members > 0;
                 return false;
         }
-        gc->pods_foreign++;
-        gc->foreign_ns = s->st.pid_ns;
+        if (s->st.n_members > 0) {
+                gc->pods_foreign++;
+                gc->foreign_ns = s->st.pid_ns;
+        }
         log_warning("state of pod %s was written in pid namespace %llu, gc runs in %llu; "
                     "skipped",
                     s->uid, (unsigned long long) s->st.pid_ns, (unsigned long long) gc->env.pid_ns);

@@ -464,10 +464,11 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         if (r < 0)
                 return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 
-        /* Members recorded from another pid namespace (a runtime in a
-         * container that shares /run): their pids mean nothing here, this
-         * one's nothing there. They are left as they are. */
-        if (s->st.n_members > 0 && !pod_state_pids_are_ours(&s->st, s->env->pid_ns)) {
+        /* State recorded from another pid namespace (a runtime in a
+         * container that shares /run): its pids and cgroups mean nothing
+         * here, this one's nothing there, with or without members left.
+         * It is left as it is. */
+        if (!pod_state_pids_are_ours(&s->st, s->env->pid_ns)) {
                 log_warning("state of pod %s was written in pid namespace %llu, this hook runs "
                             "in %llu; not recorded, the container starts unmonitored",
                             ctx->pod->uid, (unsigned long long) s->st.pid_ns,

@@ -638,6 +638,42 @@ test_foreign_pid_ns() {
         check "nothing left" no_state "$UID1"
 }
 
+# The same pod with no container left, its group lingering (a crash-looping
+# pod whose sandbox no hook sees), its pod cgroup recorded in the other
+# runtime's cgroup namespace, so not seen here: gc leaves group and state
+# alone however short removeDelaySeconds is, and a createRuntime here
+# relabels nothing.
+test_foreign_lingering() {
+        mount_emulator
+        write_config "removeDelaySeconds: 3600"
+        local p1 p2 before
+        sleeper p1 p2
+        create c1 "$p1" "$UID1"
+        stop "$p1"
+        poststop c1 "$UID1"
+        check "foreign, lingering: set up" jqe '(.members | length) == 0' "$STATE/$UID1.members"
+        jq -c '.pid_ns += 1 | .pod_cgroup = {"hierarchy": "unified",
+                "path": "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod'"${UID1//-/_}"'.slice"}' \
+                "$STATE/$UID1.members" >"$WORK/foreign" && cat "$WORK/foreign" >"$STATE/$UID1.members"
+        before=$(cat "$STATE/$UID1.members")
+        write_config "removeDelaySeconds: 0"
+        check "foreign, lingering: gc runs" gc_out
+        check "foreign, lingering: skipped, saying why" said "skip-pod pod=$UID1 reason=\"another pid namespace\""
+        check "foreign, lingering: no refusal" not grep -q "refusing" "$LOG"
+        check "foreign, lingering: its group stays" test -d "$G1"
+        check "foreign, lingering: its state untouched" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        create c2 "$p2" "$UID1"
+        check "foreign, lingering: createRuntime here not recorded" grep -q \
+                "createRuntime c2: state of pod $UID1 was written in pid namespace .*; not recorded" "$LOG"
+        check "foreign, lingering: no relabelling" [ "$before" = "$(cat "$STATE/$UID1.members")" ]
+        check "foreign, lingering: nothing moved" not has_task "$G1" "$p2"
+        stop "$p2"
+        jq -c '.pid_ns -= 1 | del(.pod_cgroup)' "$STATE/$UID1.members" >"$WORK/foreign" &&
+                cat "$WORK/foreign" >"$STATE/$UID1.members"
+        check "ours again: gc removes it" gc_out
+        check "nothing left" no_state "$UID1"
+}
+
 # --- invalid state, usage, --interval ----------------------------------------
 
 test_misc() {
@@ -937,7 +973,7 @@ test_earlier_boot() {
 }
 
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
-        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_misc \
+        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_foreign_lingering test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
         test_ctrl_group_full test_budget_per_ctrl test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group test_waiting_stale_record \
