@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -134,11 +135,29 @@ int runstate_open_root(const char *root, int *ret_fd)
         return 0;
 }
 
-int runstate_count(int root_fd)
+/* Would adopt take the record of container id: one it can read, whose
+ * bundle, where it names one, is there? */
+static bool record_is_readable(int root_fd, const char *id)
+{
+        _cleanup_free_ char *text = NULL, *why = NULL;
+        json_auto_t *st = NULL;
+        const char *bundle;
+        uint64_t start;
+
+        if (runstate_read(root_fd, id, &text, &start, &why) < 0)
+                return false;
+        st = json_loads(text, 0, NULL);
+        if (!st)
+                return false;
+        bundle = json_string_value(json_object_get(st, "bundle"));
+        return !bundle || access(bundle, F_OK) == 0;
+}
+
+int runstate_count(int root_fd, int *ret_readable)
 {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int n = 0, r;
+        int n = 0, readable = 0, r;
 
         r = opendir_at(root_fd, ".", &d);
         if (r < 0)
@@ -150,11 +169,13 @@ int runstate_count(int root_fd)
                         continue;
                 dir_fd =
                     openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (dir_fd >= 0 &&
-                    (faccessat(dir_fd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-                     faccessat(dir_fd, "status", F_OK, AT_SYMLINK_NOFOLLOW) == 0))
-                        n++;
+                if (dir_fd < 0 || (faccessat(dir_fd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                                   faccessat(dir_fd, "status", F_OK, AT_SYMLINK_NOFOLLOW) < 0))
+                        continue;
+                n++;
+                readable += record_is_readable(root_fd, de->d_name);
         }
+        *ret_readable = readable;
         return n;
 }
 

@@ -24,8 +24,9 @@
 int runstate_open_root(const char *root, int *ret_fd);
 
 /* How many containers root_fd holds a record of (a directory with runc's
- * state.json or crun's status), trusted or not; -errno. */
-int runstate_count(int root_fd);
+ * state.json or crun's status), trusted or not; -errno. *ret_readable: of
+ * those, how many adopt can read, with their bundle there. */
+int runstate_count(int root_fd, int *ret_readable);
 
 /* The OCI state JSON (oci.h) a runtime would have sent at createRuntime for
  * container id under root_fd, in *ret (malloc'd), with the init's start time

@@ -932,7 +932,7 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
         const struct string_list *roots = &k->config.runtime_roots;
         char seen[512] = "", all[512] = "";
         bool bad = false;
-        int records = 0;
+        int records = 0, readable = 0;
 
         for (size_t i = 0; i < roots->n; i++) {
                 _cleanup_close_ int fd = -EBADF;
@@ -959,12 +959,14 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
                         add(k, "runtime-roots", LEVEL_FAIL, NULL,
                             "cannot open runtime root '%s': %s", root, strerror(-r));
                 else {
-                        int n = runstate_count(fd);
+                        int with_bundle = 0, n = runstate_count(fd, &with_bundle);
 
                         if (n < 0) /* a root it cannot list holds none adopt can read */
-                                n = 0;
+                                n = with_bundle = 0;
                         records += n;
-                        list_append(seen, sizeof(seen), "%s (%d containers)", root, n);
+                        readable += with_bundle;
+                        list_append(seen, sizeof(seen), "%s (%d containers, %d readable)", root, n,
+                                    with_bundle);
                 }
         }
         if (bad)
@@ -976,6 +978,13 @@ static void check_runtime_roots(struct checker *k, bool pods_run)
                     "kubelet's pods run, but no runtime root here holds a container (%s): adopt "
                     "cannot see the containers that started before the hook",
                     seen[0] ? seen : all);
+        else if (pods_run && readable == 0)
+                add(k, "runtime-roots", LEVEL_FAIL,
+                    "mount the runtimes' bundle directories read-only, as "
+                    "deploy/base/daemonset.yaml does",
+                    "no container record here is one adopt can read, with its bundle (%s): adopt "
+                    "takes none of the containers that started before the hook",
+                    seen);
         else if (seen[0])
                 add(k, "runtime-roots", LEVEL_OK, NULL, "adopt reads %s", seen);
         else

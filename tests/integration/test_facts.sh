@@ -29,8 +29,8 @@
 #      own, the node's tree mounted read-only over the namespace's): it joins
 #      what a runtime exec'd, and a pod's group lives as long as its cgroup.
 #   9. check's runtime-roots row where kubelet's pods run: roots that are
-#      there but hold no container fail it, as do a symlink and a root
-#      another user may write.
+#      there but hold no container fail it, as do records whose bundles are
+#      not there, a symlink and a root another user may write.
 #   test_facts.sh HOOK RESCTRLFS
 # shellcheck disable=SC2016 # jq programs and sh -c scripts: single quotes on purpose
 # shellcheck disable=SC2119 # write_config takes optional extra lines, none here
@@ -712,8 +712,9 @@ test_daemonset_view() { # KIND
 # check's runtime-roots row where kubelet's pods run (a kubepods cgroup in
 # the run's private root): content with a root that holds a container's
 # record; failing with roots there but empty (what a DaemonSet's hostPaths
-# make of a runtime's root it does not use), with a symlink, and with a
-# root another user may write.
+# make of a runtime's root it does not use), with records whose bundles are
+# not there (a DaemonSet without the bundles' mounts), with a symlink, and
+# with a root another user may write.
 roots_check() { # ROOTS
         runtime_roots=$1 write_config
         "$HOOK" --config "$CONFIG" check --only runtime-roots >"$WORK/check.txt" 2>>"$LOG"
@@ -726,7 +727,12 @@ test_runtime_roots() {
         chown 65534 "$other"
         check "roots: one holding a container" roots_check "$runtime_roots,$empty"
         check "roots: says how many each holds" grep -q \
-                "^ok .*runtime-roots .*adopt reads $runtime_roots (1 containers), $empty (0 containers)$" "$WORK/check.txt"
+                "^ok .*runtime-roots .*adopt reads $runtime_roots (1 containers, 1 readable), $empty (0 containers, 0 readable)$" "$WORK/check.txt"
+        mkdir -p "$WORK/roots/nobundle/c1"
+        sed "s|$WORK/runtime-bundle|$WORK/roots/gone|" "$runtime_roots/c0/state.json" >"$WORK/roots/nobundle/c1/state.json"
+        check "roots: records whose bundles are not here fail" not roots_check "$WORK/roots/nobundle,$empty"
+        check "roots: saying so" grep -q \
+                "^fail .*runtime-roots .*no container record here is one adopt can read, with its bundle ($WORK/roots/nobundle (1 containers, 0 readable)" "$WORK/check.txt"
         check "roots: all empty, kubelet's pods running: fails" not roots_check "$empty"
         check "roots: saying so" grep -q "^fail .*runtime-roots .*kubelet's pods run, but no runtime root here holds a container" "$WORK/check.txt"
         check "roots: a symlink fails" not roots_check "$runtime_roots,$WORK/roots/link"

@@ -186,12 +186,15 @@ mount_emulator() { # [resctrlfs options]
 }
 
 # Sets runtime_roots (write_config) to a runtime root holding a container's
-# record, as a node whose kubelet's pods run has: check's runtime-roots row
-# fails without one wherever a kubepods cgroup is seen, as the tests make
-# them, this suite's or one running beside it.
+# record that adopt can read, with its bundle, as a node whose kubelet's
+# pods run has: check's runtime-roots row fails without one wherever a
+# kubepods cgroup is seen, as the tests make them, this suite's or one
+# running beside it. Its init is no live process's: adopt takes nothing.
 with_runtime_root() {
         runtime_roots=$WORK/runtime
-        mkdir -p "$runtime_roots/c0" && echo '{}' >"$runtime_roots/c0/state.json"
+        mkdir -p "$runtime_roots/c0" "$WORK/runtime-bundle" &&
+                printf '{"init_process_pid": 1, "init_process_start": 1, "config": {"labels": ["bundle=%s"]}}\n' \
+                        "$WORK/runtime-bundle" >"$runtime_roots/c0/state.json"
 }
 
 # $resctrl_path, $state_dir, $require_fs, $log_level and $runtime_roots (the
