@@ -245,6 +245,15 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
+                /* Under the resctrl lock, and for createRuntime below the
+                 * runtime's timeout: what is left past the run's deadline
+                 * waits for the next gc or watch pass. */
+                if (e->deadline != 0 && now_usec() >= e->deadline) {
+                        log_warning("out of time (lockTimeoutMs) joining the threads of "
+                                    "container %s of pod %s; the rest waits for the next pass",
+                                    m->id, s->uid);
+                        break;
+                }
                 r = join_thread(s, mounts, m, &j, threads[i], ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # gc on the resctrlfs emulator: what it drops, removes, re-creates and leaves alone.
-#   test_gc.sh HOOK RESCTRLFS
+#   test_gc.sh HOOK RESCTRLFS IDLE_THREADS
 set -u
+IDLE_THREADS=$3
 
 # shellcheck source=../lib/harness.sh
 . "$(cd "$(dirname "$0")" && pwd)/../lib/harness.sh"
@@ -131,6 +132,38 @@ test_recreate() {
         check "gc" gc_out
         check "c2 rejoined" said "rejoin-member pod=$UID1 container=c2 pid=$p2"
         check "c2 in the group again" has_task "$G1" "$p2"
+        stop "$p1"; stop "$p2"
+        gc >/dev/null
+        check "removed at the end" test ! -e "$G1"
+}
+
+# A group made again by a createRuntime puts the other members' threads
+# back, under the resctrl lock: past the run's deadline (lockTimeoutMs) it
+# stops, saying so, so that the container still starts in time, monitored,
+# and the next gc pass joins the rest.
+test_rejoin_deadline() {
+        mount_emulator
+        write_config "lockTimeoutMs: 200"
+        local p1 p2 threads=2000 i=0
+        "$IDLE_THREADS" "$threads" &
+        p1=$!
+        SLEEPERS+=("$p1")
+        until [ "$(ls "/proc/$p1/task" 2>/dev/null | wc -l)" -ge "$threads" ] || [ "$i" -ge 300 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+        sleeper p2
+        create c1 "$p1" "$UID1"
+        check "c1: every thread in the group" [ "$(wc -l <"$G1/tasks")" -eq "$threads" ]
+        rmdir "$G1"
+        check "c2 monitored" create c2 "$p2" "$UID1"
+        check "c2: said it ran out of time" grep -q \
+                "out of time (lockTimeoutMs) joining the threads of container c1 of pod $UID1" "$LOG"
+        check "c2 in the group" has_task "$G1" "$p2"
+        check "c1's threads not all back yet" [ "$(wc -l <"$G1/tasks")" -lt $((threads + 1)) ]
+        write_config
+        check "gc" gc_out
+        check "gc: every thread back" [ "$(wc -l <"$G1/tasks")" -eq $((threads + 1)) ]
         stop "$p1"; stop "$p2"
         gc >/dev/null
         check "removed at the end" test ! -e "$G1"
@@ -973,7 +1006,7 @@ test_earlier_boot() {
 }
 
 for t in ${TESTS:-test_dead_members test_group_with_tasks test_debris test_recreate \
-        test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_foreign_lingering test_misc \
+        test_rejoin_deadline test_foreign_groups test_dry_run_json test_remove_delay test_pid_namespace test_foreign_pid_ns test_foreign_lingering test_misc \
         test_interval_waits test_interrupted_create test_join_cgroup_v2 test_join_cgroup_v1 test_newer_state \
         test_pod_lifetime_v2 test_pod_lifetime_v1 test_pod_cgroup_untrusted test_abmc \
         test_ctrl_group_full test_budget_per_ctrl test_snc test_last_pass test_waiting_enospc test_waiting_ebusy test_waiting_pod_group test_waiting_stale_record \
