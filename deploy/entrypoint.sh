@@ -123,15 +123,19 @@ registered() {
 # see the node: kubelet's pod cgroups (the node's /sys/fs/cgroup mounted,
 # read-only, its whole tree visible from this cgroup namespace) and the
 # runtime roots, with the containers they hold (deploy/base/daemonset.yaml).
+# Ready (the probe, tell_readiness) also wants resctrl mounted, with
+# monitoring, now: a mount gone after the hook was registered (an unmount
+# reaches this pod through HostToContainer) leaves every pass failing.
 problem_rows="config,node-cgroups,runtime-roots"
-problems() {
-        out=$("$bin" --config "$config" check --only "$problem_rows" 2>&1)
+ready_rows="$problem_rows,resctrl-mount,monitoring"
+problems() { # [ROWS]
+        out=$("$bin" --config "$config" check --only "${1:-$problem_rows}" 2>&1)
         rc=$?
         [ "$rc" -ne 0 ] || return 0
         rows=$(printf '%s\n' "$out" | awk '
                 /^[^ ]/ { keep = $1 == "fail" }
                 keep')
-        [ -n "$rows" ] || rows="check --only $problem_rows exited $rc: ${out:-saying nothing}"
+        [ -n "$rows" ] || rows="check --only ${1:-$problem_rows} exited $rc: ${out:-saying nothing}"
         printf '%s\n' "$rows"
         return 1
 }
@@ -188,13 +192,13 @@ wait_until_usable() {
 tell_readiness() {
         said=unsaid
         while :; do
-                why=$(problems)
+                why=$(problems "$ready_rows")
                 if [ "$why" != "$said" ]; then
                         if [ -n "$why" ]; then
                                 say "not ready:"
                                 say_problems "$why"
                         else
-                                say "ready: the config is valid; gc and adopt see the node's cgroups and runtime roots"
+                                say "ready: the config is valid; gc and adopt see the node's cgroups and runtime roots; resctrl is mounted, with monitoring"
                         fi
                         said=$why
                 fi
@@ -239,10 +243,10 @@ ready)
         # cannot read the runtime roots would adopt nothing.
         if ! registered; then
                 echo "the hook is not registered in $hooks_dir (yet): is resctrl mounted, with monitoring? (the pod's log says why)"
-                problems
+                problems "$ready_rows"
                 exit 1
         fi
-        problems
+        problems "$ready_rows"
         exit
         ;;
 uninstall)

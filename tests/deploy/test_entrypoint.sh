@@ -41,9 +41,10 @@ printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 # mounted), else says why not; check --only config,node-cgroups,runtime-roots
 # prints those rows as the hook does, node-cgroups failing while $tmp/hidden
 # exists (no host cgroup mount), or fails as a hook without --only does while
-# $tmp/old exists; adopt records that it ran (after the hooks were
-# registered) and returns; watch records who ran it and with what, then waits to
-# be killed.
+# $tmp/old exists; with resctrl-mount,monitoring too (readiness), monitoring
+# fails while $tmp/usable does not exist; adopt records that it ran (after
+# the hooks were registered) and returns; watch records who ran it and with
+# what, then waits to be killed.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
 if [ "$3" = check ]; then
@@ -51,7 +52,16 @@ if [ "$3" = check ]; then
                 echo "resctrl-mon-hook: unrecognized option '--only'" >&2
                 exit 2
         fi
-        [ "$4 $5 $#" = "--only config,node-cgroups,runtime-roots 5" ] || { echo "stub: check $*" >&2; exit 2; }
+        case "$4 $5 $#" in
+        "--only config,node-cgroups,runtime-roots 5") ;;
+        "--only config,node-cgroups,runtime-roots,resctrl-mount,monitoring 5")
+                if [ ! -e "$RUN/../usable" ]; then
+                        echo "fail  monitoring      no monitoring at '/sys/fs/resctrl': no mon_groups directory"
+                        echo "                      fix: use a CPU and kernel with RDT monitoring"
+                        exit 1
+                fi ;;
+        *) echo "stub: check $*" >&2; exit 2 ;;
+        esac
         echo "ok    config          '/etc/resctrl-mon-hook/config.yaml' is valid"
         if [ -e "$RUN/../hidden" ]; then
                 echo "fail  node-cgroups    the unified hierarchy is seen only from /, this process's cgroup namespace: kubelet's pod cgroups are not there"
@@ -216,6 +226,20 @@ until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run
         sleep 0.1
 done
 entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once the cgroups are seen again"
+say "-- resctrl unmounted while registered: not ready, naming monitoring; mounted again: ready"
+rm "$tmp/usable"
+out=$(entry sh "$entry" ready 2>&1) && fail "ready without resctrl"
+printf '%s
+' "$out" | grep -q "^fail  monitoring" || fail "ready does not say why: $out"
+wait_log "installer:   fail  monitoring"
+touch "$tmp/usable"
+entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once resctrl is back"
+i=0
+until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq 3 ]; do
+        i=$((i + 1))
+        [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
+        sleep 0.1
+done
 say "-- a hook without check --only: not ready, saying why"
 touch "$tmp/old"
 out=$(entry sh "$entry" ready 2>&1) && fail "ready while check cannot run"
