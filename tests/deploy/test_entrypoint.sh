@@ -188,6 +188,22 @@ wait_log() {
         done
 }
 
+# not_ready_saying PATTERN WHEN: ready fails WHEN, its output matching PATTERN.
+not_ready_saying() {
+        out=$(entry sh "$entry" ready 2>&1) && fail "ready $2"
+        printf '%s\n' "$out" | grep -q -- "$1" || fail "ready does not say why ($2): $out"
+}
+
+# wait_ready_said N: until the log says "ready" for the Nth time, 5 s at most.
+wait_ready_said() {
+        i=0
+        until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq "$1" ]; do
+                i=$((i + 1))
+                [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
+                sleep 0.1
+        done
+}
+
 # wait_watch WHAT: until the entrypoint started watch, 3 s at most after WHAT.
 wait_watch() {
         i=0
@@ -219,31 +235,18 @@ sleep 2.5 # two more checks: said once
 [ "$(grep -c "not ready:$" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
 grep -q "runtime-roots" "$run/out" && fail "the log names a row that passes: $(cat "$run/out")"
 rm "$tmp/hidden"
-i=0
-until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq 2 ]; do
-        i=$((i + 1))
-        [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
-        sleep 0.1
-done
+wait_ready_said 2
 entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once the cgroups are seen again"
 say "-- resctrl unmounted while registered: not ready, naming monitoring; mounted again: ready"
 rm "$tmp/usable"
-out=$(entry sh "$entry" ready 2>&1) && fail "ready without resctrl"
-printf '%s
-' "$out" | grep -q "^fail  monitoring" || fail "ready does not say why: $out"
+not_ready_saying "^fail  monitoring" "without resctrl"
 wait_log "installer:   fail  monitoring"
 touch "$tmp/usable"
 entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once resctrl is back"
-i=0
-until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq 3 ]; do
-        i=$((i + 1))
-        [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
-        sleep 0.1
-done
+wait_ready_said 3
 say "-- a hook without check --only: not ready, saying why"
 touch "$tmp/old"
-out=$(entry sh "$entry" ready 2>&1) && fail "ready while check cannot run"
-printf '%s\n' "$out" | grep -q "unrecognized option '--only'" || fail "ready does not say why: $out"
+not_ready_saying "unrecognized option '--only'" "while check cannot run"
 rm "$tmp/old"
 say "-- SIGTERM: the hook stays registered"
 stop_entry
@@ -272,8 +275,7 @@ sleep 1.5 # a retry or so
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") while unusable"
 grep -q "is not a resctrl mount" "$run/out" || fail "did not say why: $(cat "$run/out")"
 [ "$(grep -c "not registering" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
-out=$(entry sh "$entry" ready 2>&1) && fail "ready while nothing is registered"
-printf '%s\n' "$out" | grep -q "not registered" || fail "ready does not say why: $out"
+not_ready_saying "not registered" "while nothing is registered"
 say "-- resctrl mounted: registered within a retry, ready"
 touch "$tmp/usable"
 wait_watch "resctrl appearing"
@@ -304,8 +306,7 @@ sleep 1.5 # a retry or so
 [ "$(stat -c %a "$tmp/node/state")" = 755 ] || fail "the state directory changed while hidden"
 [ ! -e "$run/adopt.saw" ] || fail "adopt ran while the node was hidden"
 [ "$(grep -c "changing nothing" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
-out=$(entry sh "$entry" ready 2>&1) && fail "ready while hidden"
-printf '%s\n' "$out" | grep -q "^fail  node-cgroups" || fail "ready does not say why: $out"
+not_ready_saying "^fail  node-cgroups" "while hidden"
 rm "$tmp/hidden"
 wait_watch "the node being seen"
 [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once seen"
