@@ -120,8 +120,10 @@ static void *watch(void *userdata)
                 bool failed;
 
                 if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+                        int r = -errno;
+
                         (void) pthread_mutex_lock(w->lock);
-                        stop_reporting(w, -errno);
+                        stop_reporting(w, r);
                         (void) pthread_mutex_unlock(w->lock);
                         return NULL;
                 }
