@@ -278,12 +278,18 @@ wait_until_seen
 if [ -d "$state_dir" ]; then
         chmod 0700 "$state_dir" || die "cannot make $state_dir private"
 fi
+# One pod at a time installs and registers: two that overlap (a pod
+# force-deleted but still running beside its successor) would write the same
+# temporary files. Released before watch, which must not hold it.
+exec 9>"$install_dir/.install.lock" || die "cannot open $install_dir/.install.lock"
+flock 9 || die "cannot lock $install_dir/.install.lock"
 install_file "$bin" "$install_dir" resctrl-mon-hook 0755
 install_file "$config" "$install_dir" config.yaml 0644
 wait_until_usable
 for stage in $stages; do
         install_json "$stage"
 done
+exec 9>&-
 say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 
 # Pods that started before the hooks were registered get their groups now;

@@ -314,6 +314,31 @@ wait_watch "the node being seen"
 kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
 
+say "-- another pod installing (its lock held): this one waits, then installs"
+rm -rf "$tmp/node/install" "$tmp/node/hooks.d"
+mkdir -p "$tmp/node/install" "$tmp/node/hooks.d" || fail "mkdir"
+# The holder, a process of its own: a lock this shell held would be
+# inherited by the entrypoint it starts, which would then wait on itself.
+touch "$tmp/hold"
+flock "$tmp/node/install/.install.lock" sh -c 'touch "$1/held"; while [ -e "$1/hold" ]; do sleep 0.1; done' \
+        sh "$tmp" &
+holder=$!
+until [ -e "$tmp/held" ]; do sleep 0.1; done
+run=$tmp/run7
+mkdir -p "$run"
+entry sh "$entry" </dev/null >"$run/out" 2>&1 &
+entry_pid=$!
+sleep 1.5
+[ ! -e "$tmp/node/install/resctrl-mon-hook" ] && [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
+        fail "installed while another pod held the lock: $(ls -A "$tmp/node/install" "$tmp/node/hooks.d")"
+rm "$tmp/hold"
+wait "$holder"
+wait_watch "the lock's release"
+[ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once the lock was free"
+flock -n "$tmp/node/install/.install.lock" true || fail "the lock is still held while watch runs"
+kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+rm -f "$run/watch.pid" "$run/entry.pid"
+
 say "-- watch exits: so does the entrypoint, with its status, within a retry"
 run=$tmp/run5
 mkdir -p "$run"
