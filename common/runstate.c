@@ -135,22 +135,14 @@ int runstate_open_root(const char *root, int *ret_fd)
         return 0;
 }
 
-/* Would adopt take the record of container id: one it can read, whose
- * bundle, where it names one, is there? */
-static bool record_is_readable(int root_fd, const char *id)
+/* Is the bundle a record (runstate_read's JSON) names there, where it names
+ * one? adopt takes no container whose bundle it cannot see. */
+static bool bundle_is_there(const char *record)
 {
-        _cleanup_free_ char *text = NULL, *why = NULL;
-        json_auto_t *st = NULL;
-        const char *bundle;
-        uint64_t start;
+        json_auto_t *st = json_loads(record, 0, NULL);
+        const char *bundle = json_string_value(json_object_get(st, "bundle"));
 
-        if (runstate_read(root_fd, id, &text, &start, &why) < 0)
-                return false;
-        st = json_loads(text, 0, NULL);
-        if (!st)
-                return false;
-        bundle = json_string_value(json_object_get(st, "bundle"));
-        return !bundle || access(bundle, F_OK) == 0;
+        return st && (!bundle || access(bundle, F_OK) == 0);
 }
 
 int runstate_count(int root_fd, int *ret_readable)
@@ -163,17 +155,14 @@ int runstate_count(int root_fd, int *ret_readable)
         if (r < 0)
                 return r;
         while ((de = readdir(d))) {
-                _cleanup_close_ int dir_fd = -EBADF;
+                _cleanup_free_ char *record = NULL, *why = NULL;
+                uint64_t start;
 
-                if (!name_is_valid(de->d_name))
-                        continue;
-                dir_fd =
-                    openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (dir_fd < 0 || (faccessat(dir_fd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
-                                   faccessat(dir_fd, "status", F_OK, AT_SYMLINK_NOFOLLOW) < 0))
+                r = runstate_read(root_fd, de->d_name, &record, &start, &why);
+                if (r == -ENOENT) /* no container's directory */
                         continue;
                 n++;
-                readable += record_is_readable(root_fd, de->d_name);
+                readable += r >= 0 && bundle_is_there(record);
         }
         *ret_readable = readable;
         return n;
