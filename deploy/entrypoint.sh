@@ -129,13 +129,14 @@ registered() {
 problem_rows="config,node-cgroups,runtime-roots"
 ready_rows="$problem_rows,resctrl-mount,monitoring"
 problems() { # [ROWS]
-        out=$("$bin" --config "$config" check --only "${1:-$problem_rows}" 2>&1)
+        wanted=${1:-$problem_rows}
+        out=$("$bin" --config "$config" check --only "$wanted" 2>&1)
         rc=$?
         [ "$rc" -ne 0 ] || return 0
         rows=$(printf '%s\n' "$out" | awk '
                 /^[^ ]/ { keep = $1 == "fail" }
                 keep')
-        [ -n "$rows" ] || rows="check --only ${1:-$problem_rows} exited $rc: ${out:-saying nothing}"
+        [ -n "$rows" ] || rows="check --only $wanted exited $rc: ${out:-saying nothing}"
         printf '%s\n' "$rows"
         return 1
 }

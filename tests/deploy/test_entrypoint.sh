@@ -323,7 +323,12 @@ touch "$tmp/hold"
 flock "$tmp/node/install/.install.lock" sh -c 'touch "$1/held"; while [ -e "$1/hold" ]; do sleep 0.1; done' \
         sh "$tmp" &
 holder=$!
-until [ -e "$tmp/held" ]; do sleep 0.1; done
+i=0
+until [ -e "$tmp/held" ]; do
+        i=$((i + 1))
+        [ "$i" -le 50 ] || fail "the lock holder did not start within 5 s"
+        sleep 0.1
+done
 run=$tmp/run7
 mkdir -p "$run"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &

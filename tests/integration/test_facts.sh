@@ -443,18 +443,6 @@ test_unseen_cgroupns_v2() { test_pod_cgroup_unseen v2 cgroupns; }
 
 # --- 7: a member's pid taken by a new process --------------------------------
 
-# Runs as pid 1 of a pid namespace of its own, with /proc of it. resctrlfs
-# takes task ids as its /proc shows them, so the namespace gets one of its
-# own, at DIR/resctrl, and the hook a config naming it and DIR/state. For
-# each pod UID: its container's init, in ROOT/kubepods/pod<uid>/c1, recorded
-# by createRuntime, then killed (no poststop: the runtime died too), its
-# cgroups removed (kubelet), and its pid given to a new process through
-# ns_last_pid, at least a clock tick later (another start time). For
-# RACED_UID the new process is then written into the group: what a tasks
-# write racing the reuse would have done. Then one gc pass. What the checks
-# need is left in DIR: <uid>.{old,new} (pid and start time), <uid>.before
-# (the group's tasks after createRuntime), <uid>.after (whether the group is
-# still there), create.rc, gc.rc, gc.out, root.tasks, hook.log.
 # Sets q to a new sleeper that took pid P (through ns_last_pid), at least a
 # clock tick after P's process started. In a pid namespace of its own.
 reuse_pid() { # P
@@ -469,6 +457,18 @@ reuse_pid() { # P
         done
 }
 
+# Runs as pid 1 of a pid namespace of its own, with /proc of it. resctrlfs
+# takes task ids as its /proc shows them, so the namespace gets one of its
+# own, at DIR/resctrl, and the hook a config naming it and DIR/state. For
+# each pod UID: its container's init, in ROOT/kubepods/pod<uid>/c1, recorded
+# by createRuntime, then killed (no poststop: the runtime died too), its
+# cgroups removed (kubelet), and its pid given to a new process through
+# ns_last_pid, at least a clock tick later (another start time). For
+# RACED_UID the new process is then written into the group: what a tasks
+# write racing the reuse would have done. Then one gc pass. What the checks
+# need is left in DIR: <uid>.{old,new} (pid and start time), <uid>.before
+# (the group's tasks after createRuntime), <uid>.after (whether the group is
+# still there), create.rc, gc.rc, gc.out, root.tasks, hook.log.
 pid_reuse_in_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT RACED_UID UID...
         local hook=$1 fs=$2 dir=$3 root=$4 rel=$5 raced=$6 u p q cfg
         shift 6
