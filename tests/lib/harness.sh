@@ -26,6 +26,11 @@
 # rmh-NAME-<random>; in tests/e2e/ rmh-e2e-<tag> and the runc/crun container
 # ids rmh-<tag>-<name>); every mount point and temporary directory is under
 # /tmp/rmh-*.
+#
+# Waits for events: wait_for and the bounds of tests/lib/wait.sh.
+
+# shellcheck source=wait.sh
+. "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 
 harness_init() {
         HOOK=$1

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# The tests' waits for an event, and their bounds, in one place (POSIX sh:
+# tests/lib/harness.sh and tests/e2e/lib.sh both source it).
+#
+# A test that depends on an event (a process in a cgroup, a daemon up, a
+# file written, a container running) waits for it by condition, with a
+# bound, and fails saying what did not happen: never a bare sleep in the
+# hope that it did. The bounds are about ten times what the event takes on
+# an idle 2-core machine, so that a loaded one slows a test down instead of
+# failing it; they are about correctness, not speed. A test that measures
+# speed says so, and keeps its own bound.
+#
+# The bounds, in seconds (the environment can raise them):
+#   WAIT_PROCESS  a process started by the test gets where it is going: into
+#                 a cgroup, through its exec, to a file it writes, to its
+#                 exit; a hook or gc run ends (typically well under 1 s)
+#   WAIT_DAEMON   a daemon is up or has done a round: the emulator's mount,
+#                 watch's first pass or its state file's next write,
+#                 containerd's socket, the entrypoint's ready line
+#                 (typically 1 to 3 s)
+#   WAIT_RUNTIME  a container runtime's command, or what it starts, has
+#                 happened: a container runs, an exec'd process is in it,
+#                 a container is gone (typically 3 to 10 s)
+: "${WAIT_PROCESS:=10}"
+: "${WAIT_DAEMON:=30}"
+: "${WAIT_RUNTIME:=120}"
+
+# True once COMMAND... is, looking every 20 ms; after SECONDS, false, saying
+# on stderr "WHAT did not happen within SECONDS s". Counting looks, not the
+# clock: on a loaded machine each look takes longer, the bound too.
+wait_for() { # SECONDS WHAT COMMAND...
+        wait_for_left=$(($1 * 50))
+        wait_for_what=$2
+        wait_for_s=$1
+        shift 2
+        until "$@"; do
+                if [ "$wait_for_left" -le 0 ]; then
+                        echo "$wait_for_what did not happen within $wait_for_s s" >&2
+                        return 1
+                fi
+                wait_for_left=$((wait_for_left - 1))
+                sleep 0.02
+        done
+}
