@@ -25,30 +25,45 @@ start_watch() { # INTERVAL [COMMAND...]
         rm -f "$STATE/watch.state"
         "$@" "$HOOK" --config "$CONFIG" watch --interval "$interval" >"$WOUT" 2>"$WERR" &
         WATCH=$!
-        for _ in $(seq 100); do
-                [ "$(watch_says .passes)" = 1 ] && return 0
-                sleep 0.05
-        done
-        echo "watch did not write its first pass" >&2
-        return 1
+        wait_for "$WAIT_DAEMON" "watch's first pass written" watch_at_least .passes 1
 }
 stop_watch() { kill -KILL "$WATCH" 2>/dev/null; wait "$WATCH" 2>/dev/null; WATCH=; }
 watch_says() { jq -r "$1" "$STATE/watch.state" 2>/dev/null; } # JQ
+watch_at_least() { [ "$(watch_says "$1")" -ge "$2" ] 2>/dev/null; } # JQ N
+# watch.state is written at most once a second: waits for it to say N or more.
+watch_counts() { wait_for "$WAIT_DAEMON" "watch.state's $1 reaching $2" watch_at_least "$@"; } # JQ N
 
-# Runs COMMAND... as a runtime's exec does: forked outside the container,
+# Starts COMMAND... as a runtime's exec does: forked outside the container,
 # the child joins the container's cgroup, then execs. Its pid in $XPID.
-exec_into() { # CGROUP COMMAND...
+exec_start() { # CGROUP COMMAND...
         sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@" </dev/null &
         XPID=$!
 }
+# exec_start, returning once the process is in the cgroup and runs COMMAND,
+# or has ended with status 0 (true ends at once); false if neither within
+# the bound.
+exec_into() { # CGROUP COMMAND...
+        exec_start "$@"
+        wait_for "$WAIT_PROCESS" "process $XPID in $1, running ${*:2}," exec_done "$XPID" "$@"
+}
+exec_done() { # PID CGROUP COMMAND...
+        local pid=$1 cgroup=$2
+        shift 2
+        if [ -e "/proc/$pid" ] && [ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" != Z ]; then
+                grep -qx "$pid" "$cgroup/cgroup.procs" && cmp -s "/proc/$pid/cmdline" <(printf '%s\0' "$@")
+        else
+                wait "$pid"
+        fi
+}
 
-# Waits up to 3 s for task PID in GROUP: how fast is the benchmark's to say.
-joins() { # GROUP PID
-        for _ in $(seq 300); do
-                has_task "$1" "$2" && return 0
-                sleep 0.01
-        done
-        return 1
+# Waits for task PID in GROUP: how fast is the benchmark's to say.
+joins() { wait_for "$WAIT_PROCESS" "task $2 in $1" has_task "$@"; } # GROUP PID
+
+# Every exec before it handled: watch handles the kernel's events in order,
+# so once an exec after them has joined the pod's group of CGROUP, it has
+# handled theirs. Its process's pid in $BARRIER.
+exec_barrier() { # CGROUP GROUP
+        exec_into "$1" sleep 1000 && joins "$2" "$XPID" && BARRIER=$XPID
 }
 
 # A container c1 of pod UID1 in cgroup $root/c1 (KIND's hierarchy), its
@@ -89,8 +104,7 @@ test_exec_joins() { # KIND
         child=$(cat "$WORK/child")
         check "$kind: and what it forked before its exec" joins "$G1" "$child"
         rm "$WORK/never"
-        sleep 1.2 # watch.state is written at most once a second
-        check "$kind: counted as joined by watch" [ "$(watch_says .joins.watch)" -ge 2 ]
+        check "$kind: counted as joined by watch" watch_counts .joins.watch 2
         check "$kind: none by gc" [ "$(watch_says .joins.gc)" = 0 ]
         check "$kind: nothing logged" [ ! -s "$WERR" ]
         teardown_pod
@@ -113,9 +127,10 @@ test_state_changes() {
         check "a pod recorded after watch started: its exec joins" joins "$G2" "$XPID"
         poststop c1 "$UID1"
         check "c1 dropped" [ -z "$(member_ids "$UID1")" ]
-        exec_into "$root/c1" sleep 1000
-        sleep 0.5
-        check "an exec into a dropped container's cgroup is left alone" not_in_any "$XPID"
+        check "an exec into a dropped container's cgroup" exec_into "$root/c1" sleep 1000
+        local dropped=$XPID
+        check "then one into c2 joins" exec_barrier "$cg2" "$G2"
+        check "the exec into a dropped container's cgroup is left alone" not_in_any "$dropped"
         check "no gc pass" [ "$(watch_says .passes)" = 1 ]
         remove_cgroup_tree "$cg2"
         teardown_pod
@@ -135,15 +150,16 @@ test_short_lived() {
         done
         check "10 of 10 short-lived processes in the group before they exit" \
                 [ "$(grep -c in "$WORK/short")" = 10 ]
-        local quick=()
+        local quick=() ok=0 p
         for _ in $(seq 50); do
-                exec_into "$root/c1" true
+                exec_start "$root/c1" true
                 quick+=("$XPID")
         done
-        wait "${quick[@]}"
-        sleep 0.5
-        check "processes that exit before the write: only live ones in the group" \
-                [ "$(tasks_of "$G1")" = "$p1 " ]
+        for p in "${quick[@]}"; do wait "$p" && ok=$((ok + 1)); done
+        check "50 of 50 processes that exit at once ran in the container" [ "$ok" = 50 ]
+        check "then one that lives joins" exec_barrier "$root/c1" "$G1"
+        check "only live ones in the group" \
+                [ "$(tasks_of "$G1")" = "$(printf '%s\n' "$p1" "$BARRIER" | sort -n | tr '\n' ' ')" ]
         check "watch still runs" kill -0 "$WATCH"
         check "nothing logged" [ ! -s "$WERR" ]
         teardown_pod
@@ -164,14 +180,20 @@ test_unrelated_execs() {
 # SIGKILL at points of a join loses nothing: gc then completes it, and
 # the pod's state stays whole.
 test_killed() {
-        local delay
+        local delay at_kill in_c1
         setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        read -r in_c1 <"/proc/$p1/cgroup"
         for delay in 0 0.003 0.03; do
                 start_watch 3600 || break
-                exec_into "$root/c1" sleep 1000
+                # The delay counts from when the process is in the container.
+                check "killed $delay s after an exec: the process in the container first" \
+                        exec_into "$root/c1" sleep 1000
+                read -r at_kill <"/proc/$XPID/cgroup" # a builtin: no fork delays the kill
                 sleep "$delay"
                 stop_watch
                 gc >/dev/null
+                check "killed $delay s after an exec: exec_into returned with it there" \
+                        [ "$at_kill" = "$in_c1" ]
                 check "killed $delay s after an exec: in the group after gc" has_task "$G1" "$XPID"
                 check "killed $delay s after an exec: the member file whole" \
                         jqe '.members | length == 1' "$STATE/$UID1.members"
@@ -188,8 +210,9 @@ test_no_events() {
         check "says it has no process events" [ "$(watch_says .events)" = false ]
         exec_into "$root/c1" sleep 1000
         check "an exec'd process joins at a pass" joins "$G1" "$XPID"
-        sleep 1.5
-        check "counted as joined by gc" [ "$(watch_says .joins.gc)" -ge 1 ]
+        check "counted as joined by gc" watch_counts .joins.gc 1
+        # Two passes more: each could say it again.
+        check "more passes" watch_counts .passes "$(($(watch_says .passes) + 2))"
         check "said once" [ "$(grep -c "cannot receive the kernel's process events" "$WERR")" = 1 ]
         check "check's watch row warns" sh -c \
                 "'$HOOK' --config '$CONFIG' check --only watch | grep -q '^warn.*without the kernel'"
@@ -203,7 +226,7 @@ test_reported() {
         check "watch starts" start_watch 3600
         exec_into "$root/c1" sleep 1000
         joins "$G1" "$XPID"
-        sleep 1.2
+        check "watch.state counts the join" watch_counts .joins.watch 1
         json=$("$HOOK" --config "$CONFIG" status --json)
         check "status --json: the running watch and its joins" \
                 jqe --argjson pid "$WATCH" '.node.watch | .pid == $pid and .events and .joins.watch == 1' \
@@ -250,19 +273,15 @@ test_waits_for_resctrl() {
         "$HOOK" --config "$CONFIG" watch --interval 1 >"$WOUT" 2>"$WERR" &
         WATCH=$!
         local ticks
-        sleep 0.5
+        check "says why" wait_for "$WAIT_DAEMON" "watch saying why it cannot pass" \
+                grep -q "is not a resctrl mount\|cannot open resctrl\|has no monitoring" "$WERR"
         ticks=$(awk '{ print $14 + $15 }' "/proc/$WATCH/stat")
-        sleep 1.5
+        sleep 1.5 # what is measured: its CPU time over 1.5 s
         check "runs while resctrl is not mounted" kill -0 "$WATCH"
         check "idle meanwhile: under 10% of a core" \
                 [ $(($(awk '{ print $14 + $15 }' "/proc/$WATCH/stat") - ticks)) -lt $(($(getconf CLK_TCK) * 15 / 100)) ]
-        check "says why" grep -q "is not a resctrl mount\|cannot open resctrl\|has no monitoring" "$WERR"
         "$RESCTRLFS" "$MNT"
-        for _ in $(seq 50); do
-                [ -n "$(watch_says .passes)" ] && break
-                sleep 0.1
-        done
-        check "passes once it is mounted" [ "$(watch_says .passes)" -ge 1 ]
+        check "passes once it is mounted" watch_counts .passes 1
         check "with process events" [ "$(watch_says .events)" = true ]
         stop_watch
 }
