@@ -9,10 +9,13 @@ set -u
 top=$1
 build_hooks=$2
 entry=$top/deploy/entrypoint.sh
+. "$top/tests/lib/wait.sh"
 
 say() {
         printf '%s\n' "$*" >&2
 }
+
+exited() { ! kill -0 "$1" 2>/dev/null; } # PID
 
 fail() {
         say "FAIL: $*"
@@ -44,9 +47,11 @@ printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 # $tmp/old exists; with resctrl-mount,monitoring too (readiness), monitoring
 # fails while $tmp/usable does not exist; adopt records that it ran (after
 # the hooks were registered) and returns; watch records who ran it and with
-# what, then waits to be killed.
+# what, then waits to be killed. Each call is recorded in $RUN/calls: a
+# test waits for the entrypoint's next retries by their calls.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
+echo "$3 $4" >>"$RUN/calls"
 if [ "$3" = check ]; then
         if [ -e "$RUN/../old" ]; then
                 echo "resctrl-mon-hook: unrecognized option '--only'" >&2
@@ -107,16 +112,12 @@ run_entry() {
         entry strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2 \
                 -o "$run/trace" sh "$entry" </dev/null >"$run/out" 2>&1 &
         trace_pid=$!
-        i=0
-        until [ -f "$run/watch.args" ] && [ -f "$run/watch.pid" ]; do
-                if ! kill -0 "$trace_pid" 2>/dev/null; then
-                        cat "$run/out" >&2
-                        fail "the entrypoint exited before starting watch"
-                fi
-                i=$((i + 1))
-                [ "$i" -le 200 ] || fail "watch did not start within 20 s"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "the entrypoint starting watch" watch_or_exit "$trace_pid" ||
+                fail "watch did not start: $(cat "$run/out")"
+        kill -0 "$trace_pid" 2>/dev/null || fail "the entrypoint exited before starting watch: $(cat "$run/out")"
+}
+watch_or_exit() { # PID
+        { [ -f "$run/watch.args" ] && [ -f "$run/watch.pid" ]; } || ! kill -0 "$1" 2>/dev/null
 }
 
 # Line number of the first successful rename onto $1 in the trace.
@@ -178,15 +179,20 @@ stop_entry() {
         rm -f "$run/entry.pid" "$run/watch.pid"
 }
 
-# wait_log PATTERN: until the entrypoint's log ($run/out) has a line matching it, 5 s at most.
+# wait_log PATTERN: until the entrypoint's log ($run/out) has a line matching it.
 wait_log() {
-        i=0
-        until grep -q -- "$1" "$run/out"; do
-                i=$((i + 1))
-                [ "$i" -le 50 ] || fail "no line '$1' in the log within 5 s: $(cat "$run/out")"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "a line '$1' in the log" grep -q -- "$1" "$run/out" || fail "$(cat "$run/out")"
 }
+
+# wait_calls PATTERN N: until the stub has had N more calls matching PATTERN
+# (the entrypoint's next N retries), counting from now.
+wait_calls() {
+        calls_want=$(($(calls "$1") + $2))
+        wait_for "$WAIT_DAEMON" "$2 more calls '$1' of the hook" calls_reach "$1" "$calls_want" ||
+                fail "$(cat "$run/out")"
+}
+calls() { grep -c -- "$1" "$run/calls" 2>/dev/null; }
+calls_reach() { [ "$(calls "$1")" -ge "$2" ]; }
 
 # not_ready_saying PATTERN WHEN: ready fails WHEN, its output matching PATTERN.
 not_ready_saying() {
@@ -194,24 +200,17 @@ not_ready_saying() {
         printf '%s\n' "$out" | grep -q -- "$1" || fail "ready does not say why ($2): $out"
 }
 
-# wait_ready_said N: until the log says "ready" for the Nth time, 5 s at most.
+# wait_ready_said N: until the log says "ready" for the Nth time.
 wait_ready_said() {
-        i=0
-        until [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq "$1" ]; do
-                i=$((i + 1))
-                [ "$i" -le 50 ] || fail "did not say it is ready again: $(cat "$run/out")"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "saying it is ready for the time $1" ready_said "$1" || fail "$(cat "$run/out")"
+}
+ready_said() {
+        [ "$(grep -c "ready: the config is valid; gc and adopt see the node" "$run/out")" -eq "$1" ]
 }
 
-# wait_watch WHAT: until the entrypoint started watch, 3 s at most after WHAT.
+# wait_watch WHAT: until the entrypoint started watch after WHAT.
 wait_watch() {
-        i=0
-        until [ -f "$run/watch.pid" ]; do
-                i=$((i + 1))
-                [ "$i" -le 30 ] || fail "watch did not start within 3 s of $1: $(cat "$run/out")"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "watch starting after $1" [ -f "$run/watch.pid" ] || fail "$(cat "$run/out")"
 }
 
 touch "$tmp/usable"
@@ -231,7 +230,7 @@ out=$(entry sh "$entry" ready 2>&1) && fail "ready while check fails"
         fail "ready does not say exactly the failing row and its fix: $out"
 wait_log "not ready:$"
 wait_log "installer:   fail  node-cgroups"
-sleep 2.5 # two more checks: said once
+wait_calls "check --only" 2 # said once, not at each check
 [ "$(grep -c "not ready:$" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
 grep -q "runtime-roots" "$run/out" && fail "the log names a row that passes: $(cat "$run/out")"
 rm "$tmp/hidden"
@@ -265,13 +264,8 @@ run=$tmp/run4
 mkdir -p "$run"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
-i=0
-until grep -q "not registering the hook yet" "$run/out"; do
-        i=$((i + 1))
-        [ "$i" -le 100 ] || fail "no word of waiting: $(cat "$run/out")"
-        sleep 0.1
-done
-sleep 1.5 # a retry or so
+wait_log "not registering the hook yet"
+wait_calls "gc --dry-run" 2 # retries: nothing registered, said once
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") while unusable"
 grep -q "is not a resctrl mount" "$run/out" || fail "did not say why: $(cat "$run/out")"
 [ "$(grep -c "not registering" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
@@ -300,7 +294,7 @@ entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
 wait_log "not ready, and changing nothing on the node"
 wait_log "installer:   fail  node-cgroups"
-sleep 1.5 # a retry or so
+wait_calls "check --only" 2 # retries: the node unchanged, said once
 [ -z "$(ls -A "$tmp/node/install")" ] && [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
         fail "the node changed while hidden: $(ls -A "$tmp/node/install" "$tmp/node/hooks.d")"
 [ "$(stat -c %a "$tmp/node/state")" = 755 ] || fail "the state directory changed while hidden"
@@ -323,17 +317,15 @@ touch "$tmp/hold"
 flock "$tmp/node/install/.install.lock" sh -c 'touch "$1/held"; while [ -e "$1/hold" ]; do sleep 0.1; done' \
         sh "$tmp" &
 holder=$!
-i=0
-until [ -e "$tmp/held" ]; do
-        i=$((i + 1))
-        [ "$i" -le 50 ] || fail "the lock holder did not start within 5 s"
-        sleep 0.1
-done
+wait_for "$WAIT_PROCESS" "the lock holder starting" [ -e "$tmp/held" ] || fail "no lock holder"
 run=$tmp/run7
 mkdir -p "$run"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
-sleep 1.5
+# The entrypoint waits for the lock: /proc/locks shows a blocked flock on its inode.
+lock_inode=$(stat -c %i "$tmp/node/install/.install.lock")
+wait_for "$WAIT_DAEMON" "the entrypoint waiting for the install lock" \
+        grep -q -- "-> FLOCK .*:$lock_inode " /proc/locks || fail "$(cat "$run/out")"
 [ ! -e "$tmp/node/install/resctrl-mon-hook" ] && [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
         fail "installed while another pod held the lock: $(ls -A "$tmp/node/install" "$tmp/node/hooks.d")"
 rm "$tmp/hold"
@@ -350,12 +342,8 @@ mkdir -p "$run"
 touch "$tmp/watch-fails"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
-i=0
-while kill -0 "$entry_pid" 2>/dev/null; do
-        i=$((i + 1))
-        [ "$i" -le 50 ] || { kill "$entry_pid"; fail "still runs 5 s after watch exited: $(cat "$run/out")"; }
-        sleep 0.1
-done
+wait_for "$WAIT_DAEMON" "the entrypoint exiting after watch did" exited "$entry_pid" ||
+        { kill "$entry_pid"; fail "$(cat "$run/out")"; }
 wait "$entry_pid"
 rc=$?
 [ "$rc" -eq 3 ] && grep -q "watch exited with status 3" "$run/out" ||
