@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Hunts flaky tests: runs the ctest suites of a build N times (default 3)
+# with stress-ng loading the machine alongside (--cpu 2 --io 1 --vm 1
+# --vm-bytes 256M), then prints each suite's failures out of N. A suite
+# that passes only on an idle machine tests the machine, not the code.
+#   scripts/flake-hunt.sh [-b BUILD_DIR] [N] [ctest args...]
+#     BUILD_DIR   a configured and built build directory (default build)
+#     ctest args  passed on, such as -R '^watch$' or -E '^crash' to hunt a few
+# False if any suite failed in any run. Each run's ctest output is kept in
+# BUILD_DIR/flake-hunt/run-I.log. stress-ng is stopped at the end, on an
+# interrupt too.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build
+if [ "${1:-}" = -b ]; then
+        build=$(realpath "$2")
+        shift 2
+fi
+runs=3
+case ${1:-} in [1-9]*) runs=$1 && shift ;; esac
+[ -f "$build/CTestTestfile.cmake" ] || { echo "no ctest build directory: $build" >&2; exit 2; }
+command -v stress-ng >/dev/null || { echo "needs stress-ng (scripts/install-deps.sh)" >&2; exit 2; }
+
+logs=$build/flake-hunt
+mkdir -p "$logs"
+rm -f "$logs"/run-*.log
+
+# stress-ng in a session of its own: stopping its group stops its workers.
+setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
+stress=$!
+stop_stress() {
+        kill -TERM -- "-$stress" 2>/dev/null
+        wait "$stress" 2>/dev/null
+}
+trap stop_stress EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+for i in $(seq "$runs"); do
+        start=$(date +%s)
+        (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1
+        echo "run $i of $runs: $(grep -E 'tests passed|tests failed' "$logs/run-$i.log" ||
+                echo "no summary") ($(($(date +%s) - start)) s)"
+        kill -0 "$stress" 2>/dev/null || { echo "stress-ng stopped: $logs/stress-ng.log" >&2; exit 2; }
+done
+
+# ctest's result lines: "12/61 Test #35: watch ....   Passed   8.78 sec";
+# a failure is any result but Passed and a skip.
+awk -v runs="$runs" '
+        / Test +#[0-9]+: / {
+                sub(/.*Test +#[0-9]+: /, "")
+                name = $1
+                if (!(name in seen)) { seen[name] = 1; order[n++] = name }
+                if ($0 !~ /[.] +Passed +[0-9.]+ sec$/ && $0 !~ /Skipped/) failed[name]++
+                if ($NF == "sec" && $(NF - 1) > slowest[name]) slowest[name] = $(NF - 1)
+        }
+        END {
+                printf "%-24s %9s %12s\n", "suite", "failures", "slowest (s)"
+                for (i = 0; i < n; i++) {
+                        printf "%-24s %6d/%-2d %12.1f\n", order[i], failed[order[i]], runs, slowest[order[i]]
+                        bad += failed[order[i]]
+                }
+                exit bad > 0
+        }' "$logs"/run-*.log
