@@ -192,28 +192,81 @@ static int lock_through_turnstile(int root_fd, int op, unsigned timeout_ms)
         return r < 0 ? r : lock_fd_until(root_fd, op, deadline);
 }
 
+/* This process's hold of the lock (rdt.h: one at a time). */
+static struct {
+        int64_t since;   /* now_usec() when taken; 0 while not held */
+        unsigned writes; /* task ids written since */
+        bool shared;
+} hold;
+static rdt_hold_observer hold_observer;
+
+static void hold_begin(bool shared)
+{
+        hold.since = now_usec();
+        hold.writes = 0;
+        hold.shared = shared;
+}
+
+void rdt_set_hold_observer(rdt_hold_observer fn)
+{
+        hold_observer = fn;
+}
+
+bool rdt_hold_is_spent(void)
+{
+        return hold.since != 0 && (hold.writes >= RDT_HOLD_BUDGET_WRITES ||
+                                   now_usec() - hold.since >= RDT_HOLD_BUDGET_USEC);
+}
+
 int rdt_lock(int root_fd, unsigned timeout_ms)
 {
+        int r;
+
         /* Free at once: there is no one to wait for, and no reader to keep
          * out meanwhile. Only a writer that waits needs the turnstile, whose
          * open is round trips on a FUSE resctrl, at every createRuntime and
          * at every pod of a gc pass. A reader never skips it: one that did
          * could slip in while a writer waits for those already in. */
         if (flock(root_fd, LOCK_EX | LOCK_NB) == 0)
-                return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR)
+                r = 0;
+        else if (errno != EWOULDBLOCK && errno != EINTR)
                 return -errno;
-        return lock_through_turnstile(root_fd, LOCK_EX, timeout_ms);
+        else
+                r = lock_through_turnstile(root_fd, LOCK_EX, timeout_ms);
+        if (r >= 0)
+                hold_begin(false);
+        return r;
 }
 
 int rdt_lock_shared(int root_fd, unsigned timeout_ms)
 {
-        return lock_through_turnstile(root_fd, LOCK_SH, timeout_ms);
+        int r = lock_through_turnstile(root_fd, LOCK_SH, timeout_ms);
+
+        if (r >= 0)
+                hold_begin(true);
+        return r;
 }
 
 void rdt_unlock(int root_fd)
 {
         (void) flock(root_fd, LOCK_UN);
+        if (hold.since != 0 && hold_observer)
+                hold_observer(now_usec() - hold.since, hold.writes, hold.shared);
+        hold.since = 0;
+}
+
+int rdt_lock_yield(int root_fd, unsigned timeout_ms)
+{
+        int r;
+
+        rdt_unlock(root_fd);
+        /* Never the free-at-once path of rdt_lock: a writer waiting holds
+         * the turnstile until it has the root's lock, so this waits for it
+         * to take its turn. */
+        r = lock_through_turnstile(root_fd, LOCK_EX, timeout_ms);
+        if (r >= 0)
+                hold_begin(false);
+        return r;
 }
 
 void rdt_unlockp(const int *locked_root_fd)
@@ -318,6 +371,8 @@ static int write_task_id(int tasks_fd, pid_t id)
         char buf[16];
         int len = snprintf(buf, sizeof(buf), "%d\n", (int) id);
         ssize_t n;
+
+        hold.writes++;
 
         do
                 n = write(tasks_fd, buf, (size_t) len);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define RDTGROUP_SUPER_MAGIC 0x7655821
@@ -36,6 +37,26 @@ int rdt_lock(int root_fd, unsigned timeout_ms);
  * must see no group change midway. Hold it briefly: a writer waits for it. */
 int rdt_lock_shared(int root_fd, unsigned timeout_ms);
 void rdt_unlock(int root_fd);
+
+/* The hold budget: no holder keeps the lock past RDT_HOLD_BUDGET_USEC or
+ * RDT_HOLD_BUDGET_WRITES task ids written, whichever comes first. One with
+ * more to do (a join of thousands of threads) lets go and takes it again,
+ * behind whoever waits (rdt_lock_yield), so that a createRuntime waits for
+ * one budget per holder ahead of it, never for a whole pass. A process holds
+ * the lock once at most, on its one root fd: the hold is this process's. */
+#define RDT_HOLD_BUDGET_USEC (20 * 1000)
+#define RDT_HOLD_BUDGET_WRITES 256
+/* Has the hold taken now used up its budget? */
+bool rdt_hold_is_spent(void);
+/* Lets go of the lock (rdt_lock's, exclusive) and takes it again through
+ * the turnstile, so that a writer or reader already waiting goes first.
+ * 0, or -errno (-ETIMEDOUT past timeout_ms) with the lock not held. */
+int rdt_lock_yield(int root_fd, unsigned timeout_ms);
+/* Called at every release with how long the hold lasted, how many task ids
+ * it wrote and whether it was shared: for the hook's debug log, which the
+ * contention tests read. NULL: nobody is told. */
+typedef void (*rdt_hold_observer)(int64_t usec, unsigned writes, bool shared);
+void rdt_set_hold_observer(rdt_hold_observer fn);
 /* For _cleanup_(rdt_unlockp) on an int that holds the root fd once its lock
  * is taken (negative before, or when taking it failed): the lock is let go
  * of on every way out of the scope, errno kept. */

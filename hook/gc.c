@@ -157,23 +157,29 @@ static void complete_member(struct gc *gc, struct pod_session *s, struct member 
  * pass, or what a re-made group lost. Said when some joined; threads the
  * kernel keeps in another control group are counted with them (each pass
  * tries them again: only the kernel can say where a thread is). Under the
- * resctrl lock. */
-static void join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, const pid_t *in,
-                         size_t n_in)
+ * resctrl lock, in turns of its budget: -ENOLCK when it could not be taken
+ * again after one (pod_member_join_cgroup), else 0. */
+static int join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, const pid_t *in,
+                        size_t n_in)
 {
         for (size_t i = 0; i < s->st.n_members; i++) {
                 const struct member *m = &s->st.members[i];
-                unsigned joined, elsewhere;
+                unsigned joined = 0, elsewhere = 0;
+                int r = 0;
 
-                if (!m->monitored || strcmp(m->ctrl, ctrl) != 0 ||
-                    pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined, &elsewhere) < 0 ||
-                    joined == 0)
-                        continue;
-                gc->joined += joined;
-                report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks", "pod",
-                                     s->uid, "container", m->id, "count", (int) joined, "elsewhere",
-                                     (int) elsewhere));
+                if (m->monitored && strcmp(m->ctrl, ctrl) == 0)
+                        r = pod_member_join_cgroup(s, &gc->cgroups, m, in, n_in, &joined,
+                                                   &elsewhere);
+                if (joined > 0) {
+                        gc->joined += joined;
+                        report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks",
+                                             "pod", s->uid, "container", m->id, "count",
+                                             (int) joined, "elsewhere", (int) elsewhere));
+                }
+                if (r == -ENOLCK)
+                        return r;
         }
+        return 0;
 }
 
 /* The unused counters of domain id in available; NULL when it lists none. */
@@ -328,12 +334,13 @@ static int init_in_group(const struct member *m, bool made, int tasks_read, cons
 }
 
 /* Puts back each live member of ctrl whose init is not in the group (with
- * --dry-run, says so); a member found in it, or put back, is complete. True
- * when any was put back. */
-static bool rejoin_missing_members(struct gc *gc, struct pod_session *s, const char *ctrl,
-                                   bool made, int tasks_read, const pid_t *in, size_t n_in)
+ * --dry-run, says so); a member found in it, or put back, is complete. 1
+ * when any was put back, 0 when none, -ENOLCK when the resctrl lock could
+ * not be taken again after a turn (pod_env_take_turn). */
+static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const char *ctrl,
+                                  bool made, int tasks_read, const pid_t *in, size_t n_in)
 {
-        bool rejoined = false;
+        int rejoined = 0;
 
         for (size_t i = 0; i < s->st.n_members; i++) {
                 struct member *m = &s->st.members[i];
@@ -341,6 +348,8 @@ static bool rejoin_missing_members(struct gc *gc, struct pod_session *s, const c
 
                 if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0)
                         continue;
+                if (pod_env_take_turn(s->env) == -ENOLCK)
+                        return -ENOLCK;
                 r = init_in_group(m, made, tasks_read, in, n_in);
                 if (r == 1)
                         complete_member(gc, s, m);
@@ -349,7 +358,7 @@ static bool rejoin_missing_members(struct gc *gc, struct pod_session *s, const c
                 if (s->dry_run || pod_member_rejoin(s, m) > 0) {
                         report_member(gc, "rejoin-member", s->uid, m, NULL);
                         complete_member(gc, s, m);
-                        rejoined = true;
+                        rejoined = 1;
                 }
         }
         return rejoined;
@@ -365,8 +374,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         _cleanup_free_ pid_t *in = NULL;
         _cleanup_(rdt_unlockp) int locked = -EBADF;
         size_t n_in = 0;
-        int made, tasks_read = 0;
-        bool rejoined;
+        int made, tasks_read = 0, rejoined;
 
         locked = pod_env_lock_resctrl(e);
         if (locked < 0)
@@ -377,13 +385,15 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
+        if (rejoined == -ENOLCK) /* the rest is the next pass's */
+                return made;
         /* The inits went in: what the join compares with. */
         if ((made || rejoined) && !s->dry_run) {
                 free(TAKE_PTR(in));
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         }
-        if (tasks_read >= 0)
-                join_cgroups(gc, s, ctrl, in, n_in);
+        if (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK)
+                return made;
         /* mbmEvents on every group of the hook's: what a killed createRuntime
          * did not give up, or what the operator narrowed it to since. */
         if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned)

@@ -17,6 +17,7 @@
 #include "oci.h"
 #include "outcome.h"
 #include "proc.h"
+#include "rdt.h"
 #include "settings.h"
 #include "stage.h"
 #include "members.h"
@@ -322,6 +323,14 @@ static int prepare(const struct args *a, const struct config_problems *problems,
         return 1;
 }
 
+/* Every hold of the resctrl lock, for the debug log: the contention tests
+ * measure the hold budget (rdt.h) by these lines. */
+static void log_hold(int64_t usec, unsigned writes, bool shared)
+{
+        log_debug("resctrl lock held %lld us (%s, %u task ids written)", (long long) usec,
+                  shared ? "shared" : "exclusive", writes);
+}
+
 int main(int argc, char **argv)
 {
         int64_t start = now_usec(), deadline;
@@ -340,6 +349,7 @@ int main(int argc, char **argv)
          * asks. Private files are created with private modes of their own. */
         (void) umask(0022);
         log_setup(LOG_INFO, true, true);
+        rdt_set_hold_observer(log_hold);
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;

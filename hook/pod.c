@@ -57,6 +57,23 @@ int pod_env_lock_resctrl(const struct pod_env *e)
         return e->root_fd;
 }
 
+int pod_env_take_turn(const struct pod_env *e)
+{
+        int r;
+
+        if (!rdt_hold_is_spent())
+                return 0;
+        r = rdt_lock_yield(e->root_fd, pod_env_wait_ms(e));
+        if (r < 0) {
+                log_warning_errno(r, "cannot take the resctrl lock again after letting others "
+                                     "have their turn (lockTimeoutMs %u ms); the rest waits for "
+                                     "the next pass",
+                                  e->config->lock_timeout_ms);
+                return -ENOLCK;
+        }
+        return 1;
+}
+
 void pod_env_close(struct pod_env *e)
 {
         closep(&e->root_fd);

@@ -40,6 +40,13 @@ unsigned pod_env_wait_ms(const struct pod_env *e);
 /* rdt_lock within pod_env_wait_ms: the root fd, locked (for
  * _cleanup_(rdt_unlockp)), or -errno (logged). */
 int pod_env_lock_resctrl(const struct pod_env *e);
+/* Once the hold of the resctrl lock has used its budget (rdt.h), lets
+ * whoever waits for it in and takes it again within pod_env_wait_ms: 1 when
+ * it did (what was read under the lock may have changed: read it again), 0
+ * when the budget is not spent, -ENOLCK (logged) when it could not be taken
+ * again: the caller then holds nothing and stops, leaving the rest to the
+ * next pass. Caller holds the lock, exclusive. */
+int pod_env_take_turn(const struct pod_env *e);
 void pod_env_close(struct pod_env *e);
 
 struct pod_session {

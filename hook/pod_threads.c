@@ -101,6 +101,18 @@ static void join_done(struct join *j)
         free(j->others);
 }
 
+/* What was read under the resctrl lock, forgotten once it was let go: the
+ * other groups' tasks, and the group's tasks file (another manager may
+ * have removed the group meanwhile). */
+static void join_forget(struct join *j)
+{
+        join_done(j);
+        j->tasks_fd = -EBADF;
+        j->others = NULL;
+        j->n_others = 0;
+        j->others_read = false;
+}
+
 /* Is thread tid in the default monitoring group of j->ctrl, from which only
  * the hook's joins take it? A thread in another monitoring group (another
  * monitor's: pqos, an NRI plugin, the application) or control group is
@@ -253,6 +265,20 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                                     "container %s of pod %s; the rest waits for the next pass",
                                     m->id, s->uid);
                         break;
+                }
+                /* Thousands of threads go in turns of the hold budget. */
+                r = pod_env_take_turn(e);
+                if (r == -ENOLCK)
+                        return r;
+                if (r > 0) {
+                        join_forget(&j);
+                        if (rdt_mon_group_exists(e->root_fd, m->ctrl, s->uid) == 0) {
+                                log_warning("group of pod %s in %s was removed by someone else "
+                                            "while the threads of container %s joined; the "
+                                            "next pass makes it again",
+                                            s->uid, ctrl_display(m->ctrl), m->id);
+                                return 0;
+                        }
                 }
                 r = join_thread(s, mounts, m, &j, threads[i], ret_elsewhere);
                 if (r > 0)

@@ -37,9 +37,12 @@ int pod_member_can_join(struct pod_session *s, const struct member *m);
  * reused by one outside the container between the read and the write is put
  * back; threads that exit meanwhile are skipped; a thread already in the
  * group costs no write. gc --dry-run: counts what it would join. Caller
- * holds the resctrl lock. Past the session's deadline (pod_env's, where it
- * has one) it stops, saying so: the rest is the next pass's. 0 with
- * *ret_joined, or -errno (logged). */
+ * holds the resctrl lock, exclusive. It joins in turns of the hold budget
+ * (pod_env_take_turn), checking between turns that the group is still
+ * there. Past the session's deadline (pod_env's, where it has one) it
+ * stops, saying so: the rest is the next pass's. 0 with *ret_joined;
+ * -ENOLCK when the lock could not be taken again after a turn (the caller
+ * holds it no longer); or -errno (logged). */
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
                            const struct member *m, const pid_t *in, size_t n_in,
                            unsigned *ret_joined, unsigned *ret_elsewhere);

@@ -187,8 +187,11 @@ static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
 
 /* Puts the threads of the other live members of (pod, ctrl), and all of
  * their cgroups', back into a group that had to be made again: someone
- * removed it, which moved them out, or a killed run never made it. */
-static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+ * removed it, which moved them out, or a killed run never made it. In
+ * turns of the resctrl lock's budget, within the run's deadline: 0, or
+ * -ENOLCK when the lock could not be taken again after a turn (logged); the
+ * rest is the next pass's either way. */
+static int rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
 
@@ -205,10 +208,14 @@ static void rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, co
                         continue;
                 if (pod_member_is_live(s->env, m, &why) != 1) /* its poststop or gc drops it */
                         continue;
+                if (pod_env_take_turn(s->env) == -ENOLCK)
+                        return -ENOLCK;
                 (void) pod_member_rejoin(s, m);
-                if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) >= 0)
-                        (void) pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &elsewhere);
+                if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) >= 0 &&
+                    pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &elsewhere) == -ENOLCK)
+                        return -ENOLCK;
         }
+        return 0;
 }
 
 /* A group just made, with ABMC: keeps the counters of the events mbmEvents

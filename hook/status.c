@@ -445,7 +445,9 @@ static void read_group(const struct node_view *nv, int root_fd, const char *uid,
 /* Reads every group's counters and counts the groups in use, each pod's and
  * the count under the kernel's shared lock, so that no cooperating tool
  * changes a group meanwhile; taken per pod, so that a hook waiting to
- * change one waits for one pod's reads at most. */
+ * change one waits for one pod's reads at most. The pod's coverage, a walk
+ * of every thread of its containers, is a snapshot that needs no lock: it
+ * is read after. */
 static int gather_resctrl(struct node_view *nv)
 {
         _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
@@ -480,9 +482,9 @@ static int gather_resctrl(struct node_view *nv)
                                                nv->config->lock_timeout_ms);
                 for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
                         read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
+                rdt_unlock(root_fd);
                 pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
                              &cover);
-                rdt_unlock(root_fd);
                 nv->pods[i].threads = cover.threads;
                 nv->pods[i].threads_in = cover.in;
                 nv->pods[i].threads_elsewhere = cover.elsewhere;
