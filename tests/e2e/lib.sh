@@ -24,6 +24,10 @@
 # of the run it cannot remove (a cgroup, a process, the temporary directory)
 # is listed and fails the test.
 
+# Waits for events: wait_for and the bounds of tests/lib/wait.sh.
+# shellcheck source=../lib/wait.sh
+. "$E2E_TOP/tests/lib/wait.sh"
+
 e2e_say() {
         printf '%s\n' "$*" >&2
 }
@@ -120,16 +124,12 @@ e2e_mount_resctrlfs() {
         "$e2e_resctrlfs" -f ${e2e_resctrlfs_options:-} "$e2e_mnt" </dev/null \
                 >"$e2e_tmp/resctrlfs.log" 2>&1 &
         e2e_resctrlfs_pid=$!
-        e2e_i=0
-        until mountpoint -q "$e2e_mnt"; do
-                if ! e2e_alive "$e2e_resctrlfs_pid"; then
-                        cat "$e2e_tmp/resctrlfs.log" >&2
-                        e2e_fail "resctrlfs exited before mounting $e2e_mnt"
-                fi
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 100 ] || e2e_fail "resctrlfs did not mount $e2e_mnt within 10 s"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "resctrlfs mounting $e2e_mnt" e2e_up_or_gone "$e2e_resctrlfs_pid" \
+                mountpoint -q "$e2e_mnt" || e2e_fail "resctrlfs did not mount"
+        if ! mountpoint -q "$e2e_mnt"; then
+                cat "$e2e_tmp/resctrlfs.log" >&2
+                e2e_fail "resctrlfs exited before mounting $e2e_mnt"
+        fi
         [ -d "$e2e_mnt/mon_groups" ] || e2e_fail "no mon_groups in the emulator's root"
 }
 
@@ -137,6 +137,14 @@ e2e_mount_resctrlfs() {
 e2e_alive() {
         [ -r "/proc/$1/stat" ] || return 1
         ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
+}
+
+# e2e_up_or_gone PID COMMAND...: true once COMMAND is (a daemon is up), or
+# once PID, that daemon, has exited: what a wait for it waits for.
+e2e_up_or_gone() {
+        e2e_daemon=$1
+        shift
+        "$@" || ! e2e_alive "$e2e_daemon"
 }
 
 # Waits up to $2 tenths of a second for pid $1 to end; false if it still runs.
@@ -582,6 +590,11 @@ e2e_procs_of() {
         done
 }
 
+# e2e_procs_are PID N: PID and its children number N.
+e2e_procs_are() {
+        [ "$(e2e_procs_of "$1" | wc -l)" -eq "$2" ]
+}
+
 # e2e_pid_of_cmdline "ARG ARG...": the process whose arguments these are.
 e2e_pid_of_cmdline() {
         for e2e_c in /proc/[0-9]*/cmdline; do
@@ -593,26 +606,23 @@ e2e_pid_of_cmdline() {
         return 1
 }
 
-# e2e_wait_exec "ARG ARG...": waits up to 5 s for an exec'd process with
-# these arguments; sets e2e_exec to its pid.
+# e2e_wait_exec "ARG ARG...": waits for an exec'd process with these
+# arguments; sets e2e_exec to its pid.
 e2e_wait_exec() {
-        e2e_i=0
-        until e2e_exec=$(e2e_pid_of_cmdline "$1") && [ -n "$e2e_exec" ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || e2e_fail "the exec'd process did not start"
-                sleep 0.1
-        done
+        wait_for "$WAIT_RUNTIME" "an exec'd process '$1'" e2e_found_exec "$1" ||
+                e2e_fail "the exec'd process did not start"
+}
+e2e_found_exec() {
+        e2e_exec=$(e2e_pid_of_cmdline "$1") && [ -n "$e2e_exec" ]
 }
 
 # e2e_wait_tasks UID COUNT: until the group's running tasks number COUNT (the
-# emulator learns of forks a moment after them), at most 5 s.
+# emulator learns of forks a moment after them).
 e2e_wait_tasks() {
-        e2e_i=0
-        until [ "$(e2e_running_tasks "$(e2e_group "$1")/tasks" | wc -l)" -eq "$2" ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || return 1
-                sleep 0.1
-        done
+        wait_for "$WAIT_RUNTIME" "$2 running tasks in pod $1's group" e2e_tasks_are "$@"
+}
+e2e_tasks_are() {
+        [ "$(e2e_running_tasks "$(e2e_group "$1")/tasks" | wc -l)" -eq "$2" ]
 }
 
 e2e_gc() {
@@ -673,12 +683,8 @@ e2e_watch_start() {
         "$e2e_hook" --config "$e2e_config" watch --interval 3600 \
                 </dev/null >"$e2e_tmp/watch.out" 2>"$e2e_tmp/watch.err" &
         e2e_watch_pid=$!
-        e2e_i=0
-        until [ "$(e2e_watch_says .passes)" = 1 ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || e2e_fail "watch did not start: $(cat "$e2e_tmp/watch.err")"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "watch's first pass" e2e_up_or_gone "$e2e_watch_pid" e2e_watch_passed &&
+                e2e_watch_passed || e2e_fail "watch did not start: $(cat "$e2e_tmp/watch.err")"
         [ "$(e2e_watch_says .events)" = true ] || e2e_fail "watch has no process events"
 }
 
@@ -692,21 +698,18 @@ e2e_watch_stop() {
 e2e_watch_says() {
         jq -r "$1" "$e2e_state/watch.state" 2>/dev/null
 }
+e2e_watch_passed() { [ "$(e2e_watch_says .passes)" = 1 ]; }
 
 # e2e_exec_joined EXEC...: runs `RUNTIME exec -d CONTAINER ARGS` (EXEC is the
 # whole command), finds the exec'd process by its arguments (the last ones),
-# and waits up to 2 s for it in pod e2e_uid's group: sets e2e_exec.
+# and waits for it in pod e2e_uid's group: sets e2e_exec.
 e2e_exec_joined() {
         e2e_args_of=$1
         shift
         "$@" || e2e_fail "$*"
         e2e_wait_exec "$e2e_args_of"
-        e2e_i=0
-        until grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks"; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 200 ] || e2e_fail "the exec'd process $e2e_exec did not join within 2 s"
-                sleep 0.01
-        done
+        wait_for "$WAIT_PROCESS" "the exec'd process $e2e_exec joining" \
+                grep -qx "$e2e_exec" "$(e2e_group "$e2e_uid")/tasks" || e2e_fail "no join"
 }
 
 # watch running: a process the runtime execs into a running container joins
@@ -768,12 +771,7 @@ e2e_scenario_adopt() {
         e2e_run "$e2e_cn" ""
         e2e_no_hooks=""
         e2e_get_pid "$e2e_cp"
-        e2e_i=0
-        until [ "$(e2e_procs_of "$e2e_pid" | wc -l)" -eq 2 ]; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || e2e_fail "the init did not fork"
-                sleep 0.1
-        done
+        wait_for "$WAIT_RUNTIME" "the init's fork" e2e_procs_are "$e2e_pid" 2 || e2e_fail "the init did not fork"
         e2e_assert_groups
 
         e2e_step "adopt: the pod's container, with every process of its cgroup"

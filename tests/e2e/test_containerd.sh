@@ -30,6 +30,7 @@ ctd=$e2e_tmp/containerd
 image=localhost/rmh-busybox:1
 export CRI_ENDPOINT="unix://$ctd/containerd.sock" CRI_STUBS="$e2e_tmp/cri"
 export KUBELET_DIR="$e2e_tmp/kubelet" CRI_IMAGE="$image"
+export WAIT_RUNTIME
 
 # Fails the test (from a $(...) too: callers add "|| exit 1").
 kubelet() {
@@ -85,14 +86,12 @@ EOF
 ctd_start() {
         containerd --config "$ctd/config.toml" </dev/null >>"$ctd/containerd.log" 2>&1 &
         ctd_pid=$!
-        e2e_i=0
-        until ctr -a "$ctd/containerd.sock" version >/dev/null 2>&1; do
-                e2e_alive "$ctd_pid" || { cat "$ctd/containerd.log" >&2; e2e_fail "containerd exited"; }
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 100 ] || e2e_fail "containerd did not answer within 10 s"
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "containerd answering" e2e_up_or_gone "$ctd_pid" ctd_answers ||
+                e2e_fail "containerd did not answer"
+        e2e_alive "$ctd_pid" || { cat "$ctd/containerd.log" >&2; e2e_fail "containerd exited"; }
 }
+
+ctd_answers() { ctr -a "$ctd/containerd.sock" version >/dev/null 2>&1; }
 
 ctd_stop() {
         kill -TERM "$ctd_pid" 2>/dev/null

@@ -25,7 +25,8 @@ import grpc  # noqa: E402
 import api_pb2 as cri  # noqa: E402
 import api_pb2_grpc as cri_grpc  # noqa: E402
 
-TIMEOUT_S = 30
+# A runtime's bound, tests/lib/wait.sh's WAIT_RUNTIME.
+TIMEOUT_S = int(os.environ["WAIT_RUNTIME"])
 
 
 def runtime():
@@ -88,10 +89,10 @@ def pid(container):
 
 
 def wait_exited(container):
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + TIMEOUT_S
     while status(container).status.state != cri.CONTAINER_EXITED:
         if time.monotonic() > deadline:
-            sys.exit("container %s did not exit within 10 s" % container)
+            sys.exit("container %s did not exit within %d s" % (container, TIMEOUT_S))
         time.sleep(0.05)
 
 
