@@ -322,10 +322,8 @@ run=$tmp/run7
 mkdir -p "$run"
 entry sh "$entry" </dev/null >"$run/out" 2>&1 &
 entry_pid=$!
-# The entrypoint waits for the lock: /proc/locks shows a blocked flock on its inode.
-lock_inode=$(stat -c %i "$tmp/node/install/.install.lock")
 wait_for "$WAIT_DAEMON" "the entrypoint waiting for the install lock" \
-        grep -q -- "-> FLOCK .*:$lock_inode " /proc/locks || fail "$(cat "$run/out")"
+        lock_waited_on "$tmp/node/install/.install.lock" || fail "$(cat "$run/out")"
 [ ! -e "$tmp/node/install/resctrl-mon-hook" ] && [ -z "$(ls -A "$tmp/node/hooks.d")" ] ||
         fail "installed while another pod held the lock: $(ls -A "$tmp/node/install" "$tmp/node/hooks.d")"
 rm "$tmp/hold"

@@ -163,6 +163,15 @@ test_kepler_layout() {
         check "kepler: no group for a pod out of RMIDs" [ -z "$(find "$MNT" -name "$UID3")" ]
         check "kepler: no group for a filtered pod" [ -z "$(find "$MNT" -name "$UID4")" ]
 }
+# A reader's shared lock on $MNT, held until release_after lets it go;
+# returns once it is held.
+hold_shared() {
+        touch "$WORK/hold"
+        flock -s "$MNT" sh -c 'while [ -e "$1" ]; do sleep 0.05; done' sh "$WORK/hold" &
+        HOLDERS+=("$!")
+        wait_for "$WAIT_PROCESS" "a reader holding $MNT's shared lock" lock_held "$MNT"
+}
+release_after() { (sleep "$1" && rm -f "$WORK/hold") & } # SECONDS
 only_root_tasks() { has_task "$1" "$a1" && ! has_task "$1" "$a2"; }
 same_rmid() { [ -n "$2" ] && [ "$(cat "$1/mon_hw_id")" = "$2" ]; } # GROUP RMID
 
@@ -295,22 +304,20 @@ test_readers() {
         # A reader's shared lock on the resctrl root holds off the hook's
         # changes: no group appears or goes while the reader reads.
         local h1 uidh started waited
-        resctrl_path=$MNT write_config
+        resctrl_path=$MNT write_config "lockTimeoutMs: $((WAIT_PROCESS * 1000))"
         sleeper h1
         uidh=$(new_uid f)
-        flock -s "$MNT" sleep 1 &
-        HOLDERS+=("$!")
-        sleep 0.2
+        check "lock: a reader holds it" hold_shared
         started=$(date +%s%N)
+        release_after 0.6
         create_pod h1 "$h1" "$uidh" shop held
         waited=$((($(date +%s%N) - started) / 1000000))
         check "lock: a group is made only once the reader's shared lock is gone" \
                 eval "[ $waited -ge 500 ] && test -d '$MNT/mon_groups/$uidh'"
         stop "$h1"
-        flock -s "$MNT" sleep 1 &
-        HOLDERS+=("$!")
-        sleep 0.2
+        check "lock: a reader holds it again" hold_shared
         started=$(date +%s%N)
+        release_after 0.6
         poststop h1 "$uidh"
         waited=$((($(date +%s%N) - started) / 1000000))
         check "lock: a group is removed only once the reader's shared lock is gone" \

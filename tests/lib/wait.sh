@@ -43,3 +43,12 @@ wait_for() { # SECONDS WHAT COMMAND...
                 sleep 0.02
         done
 }
+
+# Conditions of the waits that more than one suite has: a lock (flock or
+# fcntl) on FILE held, or waited for, by some process (/proc/locks).
+lock_held() { grep -q "^[0-9]*: [A-Z].* $(lock_id "$1") " /proc/locks; } # FILE
+lock_waited_on() { grep -q -- "-> [A-Z].* $(lock_id "$1") " /proc/locks; } # FILE
+# FILE as /proc/locks names it: MAJOR:MINOR:INODE, the first two in hex.
+lock_id() { # FILE
+        stat -c '%Hd %Ld %i' "$1" | { read -r lock_ma lock_mi lock_ino && printf '%02x:%02x:%s' "$lock_ma" "$lock_mi" "$lock_ino"; }
+}

@@ -91,7 +91,7 @@ expect "invalid member file at poststop" 0 poststop c1 "$UID1"
 rm "$STATE/$UID1.members"
 (exec 9>>"$STATE/$UID2.lock" && flock -x 9 && exec sleep 1000) &
 HOLDERS+=("$!")
-sleep 0.5
+wait_for "$WAIT_PROCESS" "a holder of $UID2's pod lock" lock_held "$STATE/$UID2.lock" || exit 1
 write_config "failurePolicy: fail" "lockTimeoutMs: 100"
 expect "pod lock timeout" 1 create c8 "$p1" "$UID2"
 resctrl_path=$WORK/nowhere write_config "failurePolicy: fail"
