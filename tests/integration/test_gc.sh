@@ -658,11 +658,10 @@ test_foreign_pid_ns() {
         : >"$LOG"
         "$HOOK" --config "$CONFIG" gc --interval 1 >/dev/null 2>>"$LOG" &
         loop=$!
-        sleep 2.5
+        check "only foreign state: each pass refuses, saying why" wait_for "$WAIT_DAEMON" "two passes" \
+                logged_at_least 2 "the state of every pod here was written in another pid namespace"
         check "only foreign state: gc --interval keeps running" kill -0 "$loop"
         stop "$loop"
-        check "only foreign state: each pass refuses, saying why" \
-                [ "$(grep -c "the state of every pod here was written in another pid namespace" "$LOG")" -ge 2 ]
         jq -c '.pid_ns -= 1' "$STATE/$UID1.members" >"$WORK/foreign" &&
                 cat "$WORK/foreign" >"$STATE/$UID1.members"
         stop "$pf"
@@ -733,11 +732,12 @@ test_misc() {
         "$HOOK" --config "$CONFIG" gc --interval 1 >"$OUT" 2>>"$LOG" & # the hook itself: kill stops it
         loop=$!
         stop "$p1"
-        for _ in $(seq 50); do [ -e "$G1" ] || break; sleep 0.1; done
-        check "the loop removed the group" test ! -e "$G1"
+        check "the loop removed the group" wait_for "$WAIT_DAEMON" "$G1 removed" [ ! -e "$G1" ]
         kill "$loop"; wait "$loop" 2>/dev/null
         check "the loop said so" said "remove-group pod=$UID1"
 }
+
+logged_at_least() { [ "$(grep -c -- "$2" "$LOG")" -ge "$1" ]; } # N PATTERN
 
 # gc --interval on a node whose resctrl is not mounted yet: each pass says it
 # cannot run and the loop goes on; once resctrl is there, it does its work.
@@ -752,15 +752,15 @@ test_interval_waits() {
         : >"$LOG"
         "$HOOK" --config "$CONFIG" gc --interval 1 >"$OUT" 2>>"$LOG" & # the hook itself: kill stops it
         loop=$!
-        sleep 2.5
+        check "no resctrl: passes" wait_for "$WAIT_DAEMON" "two passes" \
+                logged_at_least 2 "resctrl at '$MNT' has no monitoring"
         check "no resctrl: the loop still runs" kill -0 "$loop"
         passes=$(grep -c "resctrl at '$MNT' has no monitoring" "$LOG")
         check "no resctrl: a pass every second, each said once ($passes)" \
                 [ "$passes" -ge 2 -a "$passes" -eq "$(wc -l <"$LOG")" ]
         "$RESCTRLFS" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
         mkdir "$MNT/mon_groups/$UID1" # what the first mount held
-        for _ in $(seq 50); do [ -e "$G1" ] || break; sleep 0.1; done
-        check "resctrl back: the loop removed the group" test ! -e "$G1"
+        check "resctrl back: the loop removed the group" wait_for "$WAIT_DAEMON" "$G1 removed" [ ! -e "$G1" ]
         check "resctrl back: no state left" no_state "$UID1"
         kill "$loop"; wait "$loop" 2>/dev/null
 }
