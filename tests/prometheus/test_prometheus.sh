@@ -35,10 +35,7 @@ gc >/dev/null
 # A watch running: its series too.
 "$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG" &
 watch=$!
-for _ in $(seq 50); do
-        [ -s "$STATE/watch.state" ] && break
-        sleep 0.1
-done
+wait_for "$WAIT_DAEMON" "watch writing watch.state" [ -s "$STATE/watch.state" ] || exit 1
 "$HOOK" --config "$CONFIG" status --prometheus >"$WORK/metrics.prom" 2>>"$LOG"
 kill "$watch"
 wait "$watch" 2>/dev/null

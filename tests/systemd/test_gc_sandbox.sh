@@ -54,10 +54,8 @@ check "nothing left" [ -z "$(ls "$MNT/mon_groups")" ]
 
 (sandboxed "$watch_service" "$HOOK" --config "$CONFIG" watch --interval 3600 >/dev/null 2>>"$LOG") &
 watch=$!
-for _ in $(seq 100); do
-        [ -s "$STATE/watch.state" ] && break
-        sleep 0.05
-done
+check "watch in the unit's sandbox writes watch.state" \
+        wait_for "$WAIT_DAEMON" "watch writing watch.state" [ -s "$STATE/watch.state" ]
 check "watch in the unit's sandbox receives the kernel's process events" \
         jq -e .events "$STATE/watch.state" >/dev/null
 kill "$watch"
