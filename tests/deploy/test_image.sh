@@ -67,6 +67,8 @@ set -u
 
 [ $# -eq 3 ] || { echo "usage: $0 SOURCE_DIR YAMLFLAT RESCTRLFS" >&2; exit 2; }
 top=$(cd "$1" && pwd)
+# shellcheck source=../lib/wait.sh
+. "$top/tests/lib/wait.sh"
 yamlflat=$(readlink -f "$2")
 resctrlfs=$(readlink -f "$3")
 
@@ -746,15 +748,9 @@ in_group() { # VIEW UID PID
         grep -qx "$3" "$(group "$1" "$2")/tasks" 2>/dev/null
 }
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.2 s;
-# false once SECONDS have passed.
-wait_for() {
-        local end=$((SECONDS + $1))
-        shift
-        until "$@"; do
-                [ "$SECONDS" -lt "$end" ] || return 1
-                sleep 0.2
-        done
+# True once watch (the DaemonSet's) has made N gc passes.
+watch_passes() { # NODE N
+        jq -e --argjson n "$2" '.passes >= $n' "$1/run/resctrl-mon-hook/watch.state" >/dev/null 2>&1
 }
 
 # --- the DaemonSet's container -------------------------------------------------
@@ -869,7 +865,7 @@ run_view() {
 
         step "[$v] a) the DaemonSet's container, resctrl not mounted: nothing registered, not ready"
         ds_run "$v" "$tmp/base.ds" main
-        wait_for 30 ds_log_has "not registering the hook yet" ||
+        wait_for "$WAIT_DAEMON" "word of waiting for resctrl" ds_log_has "not registering the hook yet" ||
                 fail "[$v] no word of waiting for resctrl: $(ds_log | tail -n 5)"
         [ -z "$(ls -A "$hooksd")" ] || fail "[$v] hooks.d holds [$(ls -A "$hooksd")] before resctrl is mounted"
         ds_ready && fail "[$v] ready before resctrl is mounted: $ready_out"
@@ -878,21 +874,22 @@ run_view() {
 
         step "[$v] a) resctrl mounted (the emulator): registered within a retry (${retry}s), then ready"
         "$resctrlfs" -f --num-rmids 64 "$n/sys/fs/resctrl" </dev/null >"$tmp/$v/resctrlfs.log" 2>&1 &
-        wait_for 10 mountpoint -q "$n/sys/fs/resctrl/info" || wait_for 10 test -d "$n/sys/fs/resctrl/mon_groups" ||
+        wait_for "$WAIT_DAEMON" "the emulator's mount" test -d "$n/sys/fs/resctrl/mon_groups" ||
                 die "the emulator did not mount: $(cat "$tmp/$v/resctrlfs.log")"
-        wait_for $((retry + 15)) test -e "$hooksd/50-resctrl-mon-hook-createruntime.json" -a \
+        wait_for $((retry + WAIT_DAEMON)) "the hook's registration" \
+                test -e "$hooksd/50-resctrl-mon-hook-createruntime.json" -a \
                 -e "$hooksd/50-resctrl-mon-hook-poststop.json" ||
-                fail "[$v] not registered $((retry + 15))s after resctrl was mounted: $(ds_log | tail -n 5)"
+                fail "[$v] not registered after resctrl was mounted: $(ds_log | tail -n 5)"
         for f in "$hooksd"/*.json; do
                 [ "$(jq -r .hook.path "$f")" = /opt/resctrl-mon-hook/resctrl-mon-hook ] ||
                         fail "[$v] $f does not run the node's /opt/resctrl-mon-hook/resctrl-mon-hook: $(cat "$f")"
         done
         cmp -s "$n/opt/resctrl-mon-hook/config.yaml" "$tmp/$v/configmap-resctrl-mon-hook/config.yaml" ||
                 fail "[$v] the installed config is not the ConfigMap's"
-        wait_for 20 ds_ready || fail "[$v] not ready 20 s after registering: $ready_out"
+        wait_for "$WAIT_DAEMON" "readiness" ds_ready || fail "[$v] not ready after registering: $ready_out"
 
         step "[$v] b) adopt: the containers that started before"
-        wait_for 10 ds_log_has "adopt: " || fail "[$v] adopt did not run: $(ds_log | tail -n 5)"
+        wait_for "$WAIT_DAEMON" "adopt's line" ds_log_has "adopt: " || fail "[$v] adopt did not run: $(ds_log | tail -n 5)"
         ds_log | grep -qx "adopt: 5 containers seen, 2 adopted" ||
                 fail "[$v] adopt did not adopt the two pods' containers: $(ds_log | grep -i adopt)"
         in_group "$v" "$uid1" "$p1_early" ||
@@ -909,9 +906,9 @@ run_view() {
         node_exec "$v" runc --root /run/runc exec -d --pid-file "$tmp/$v/exec1.pid" "$cg_prefix-p1-web" \
                 sleep 1003 </dev/null >"$tmp/$v/exec1.log" 2>&1 || fail "[$v] runc exec: $(cat "$tmp/$v/exec1.log")"
         e=$(cat "$tmp/$v/exec1.pid" 2>/dev/null)
-        wait_for $((gc_interval + 3)) in_group "$v" "$uid1" "$e" ||
-                fail "[$v] the exec'd process $e did not join $(group "$v" "$uid1") within a gc pass (${gc_interval}s); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
-        wait_for 3 watch_joined "$n" ||
+        wait_for $((gc_interval + WAIT_DAEMON)) "the exec'd process $e in its pod's group" in_group "$v" "$uid1" "$e" ||
+                fail "[$v] the exec'd process $e did not join $(group "$v" "$uid1"); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
+        wait_for "$WAIT_DAEMON" "watch counting a join" watch_joined "$n" ||
                 fail "[$v] watch joined nothing at an exec: $(cat "$n/run/resctrl-mon-hook/watch.state" 2>&1)"
 
         step "[$v] e) the same in the containerd pod"
@@ -922,8 +919,8 @@ run_view() {
                 "$cg_prefix-p2-web" sleep 1003 </dev/null >"$tmp/$v/exec2.log" 2>&1 ||
                 fail "[$v] runc exec: $(cat "$tmp/$v/exec2.log")"
         e=$(cat "$tmp/$v/exec2.pid" 2>/dev/null)
-        wait_for $((gc_interval + 3)) in_group "$v" "$uid2" "$e" ||
-                fail "[$v] the exec'd process $e did not join $(group "$v" "$uid2") within a gc pass (${gc_interval}s); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
+        wait_for $((gc_interval + WAIT_DAEMON)) "the exec'd process $e in its pod's group" in_group "$v" "$uid2" "$e" ||
+                fail "[$v] the exec'd process $e did not join $(group "$v" "$uid2"); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
 
         step "[$v] d) the CRI-O pod's containers stop: its group stays while the pause runs," \
                 "and goes within a gc pass once the pause stops and kubelet removes the pod's cgroup"
@@ -947,12 +944,15 @@ pod_ends() {
         local v=$1 runtime=$2 pod=$3 uid=$4
         ctr_delete "$v" "$runtime" "$cg_prefix-$pod-web"
         ctr_delete "$v" "$runtime" "$cg_prefix-$pod-early"
-        sleep $((2 * gc_interval + 1))
+        local passes
+        passes=$(jq .passes "$n/run/resctrl-mon-hook/watch.state")
+        wait_for $((2 * gc_interval + WAIT_DAEMON)) "two more gc passes" watch_passes "$n" $((passes + 2)) ||
+                fail "[$v] watch made no two gc passes more"
         [ -d "$(group "$v" "$uid")" ] || fail "[$v] the group of pod $uid went while its pause runs"
         ctr_delete "$v" "$runtime" "$cg_prefix-$pod-pause"
         pod_cgroup_remove "$v" "$uid"
-        wait_for $((gc_interval + 3)) test ! -e "$(group "$v" "$uid")" ||
-                fail "[$v] the group of pod $uid outlived its cgroup by more than a gc pass; gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
+        wait_for $((gc_interval + WAIT_DAEMON)) "the group of pod $uid removed" test ! -e "$(group "$v" "$uid")" ||
+                fail "[$v] the group of pod $uid outlived its cgroup; gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
         [ ! -e "$n/run/resctrl-mon-hook/$uid.members" ] || fail "[$v] the state of pod $uid stays"
 }
 
@@ -1006,7 +1006,7 @@ read_write() {
 # bad_ready VIEW ROW: the running container is not ready within a retry,
 # its probe naming ROW's failure, and its log saying so.
 bad_ready() {
-        wait_for 30 ds_log_has "installer:   fail  $2 " ||
+        wait_for "$WAIT_DAEMON" "the log saying why" ds_log_has "installer:   fail  $2 " ||
                 fail "[$1] the log does not say why it is not ready: $(ds_log | tail -n 5)"
         ds_log_has "not ready, and changing nothing on the node" ||
                 fail "[$1] the log does not say it changes nothing: $(ds_log | tail -n 5)"
