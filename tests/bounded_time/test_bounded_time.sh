@@ -26,7 +26,7 @@ hold_lock() { # PATH
         ) &
         HOLDER=$!
         HOLDERS+=("$HOLDER")
-        while [ ! -e "$ready" ]; do sleep 0.01; done
+        wait_for "$WAIT_PROCESS" "a holder of $1's lock" [ -e "$ready" ] || exit 1
 }
 
 release() {

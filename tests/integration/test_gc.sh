@@ -27,7 +27,8 @@ test_dead_members() {
         bash -c 'sleep 0.3 & exec sleep 1000' </dev/null >/dev/null 2>&1 &
         parent=$!
         SLEEPERS+=("$parent")
-        until zombie=$(pgrep -P "$parent" -x sleep); do sleep 0.01; done
+        wait_for "$WAIT_PROCESS" "the parent's child" pgrep -P "$parent" -x sleep >/dev/null
+        zombie=$(pgrep -P "$parent" -x sleep)
         for c in 1 2 3 4; do
                 local v=p$c
                 create "c$c" "${!v}" "$UID1"
@@ -38,7 +39,7 @@ test_dead_members() {
         # c2's pid now names another process: same pid, another start time.
         jq -c '(.members[] | select(.id == "c2") | .start_time) |= . + 1' "$STATE/$UID1.members" \
                 >"$WORK/m" && cat "$WORK/m" >"$STATE/$UID1.members"
-        until grep -q '^State:.*Z' "/proc/$zombie/status" 2>/dev/null; do sleep 0.05; done
+        wait_for "$WAIT_PROCESS" "the child a zombie" grep -q '^State:.*Z' "/proc/$zombie/status"
         check "gc runs" gc_out
         check "gone member dropped" said "drop-member pod=$UID1 container=c1 pid=$p1 reason=gone"
         check "reused pid dropped" said "drop-member pod=$UID1 container=c2 pid=$p2 reason=\"pid reused\""
@@ -103,7 +104,7 @@ test_debris() {
                 </dev/null >/dev/null 2>&1 &
         holder=$!
         SLEEPERS+=("$holder")
-        until [ -e "$WORK/held" ]; do sleep 0.01; done
+        wait_for "$WAIT_PROCESS" "a holder of $UID2's pod lock" [ -e "$WORK/held" ]
         check "gc beside a held lock" gc_out
         check "busy pod skipped" said "skip-pod pod=$UID2 reason=busy"
         check "held lock kept" test -e "$STATE/$UID2.lock"
@@ -144,14 +145,11 @@ test_recreate() {
 test_rejoin_deadline() {
         mount_emulator
         write_config "lockTimeoutMs: 200"
-        local p1 p2 threads=2000 i=0
+        local p1 p2 threads=2000
         "$IDLE_THREADS" "$threads" &
         p1=$!
         SLEEPERS+=("$p1")
-        until [ "$(ls "/proc/$p1/task" 2>/dev/null | wc -l)" -ge "$threads" ] || [ "$i" -ge 300 ]; do
-                sleep 0.1
-                i=$((i + 1))
-        done
+        wait_for "$WAIT_PROCESS" "$threads threads started" threads_at_least "$p1" "$threads"
         sleeper p2
         create c1 "$p1" "$UID1"
         check "c1: every thread in the group" [ "$(wc -l <"$G1/tasks")" -eq "$threads" ]
@@ -737,6 +735,7 @@ test_misc() {
         check "the loop said so" said "remove-group pod=$UID1"
 }
 
+threads_at_least() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]; } # PID N
 logged_at_least() { [ "$(grep -c -- "$2" "$LOG")" -ge "$1" ]; } # N PATTERN
 
 # gc --interval on a node whose resctrl is not mounted yet: each pass says it

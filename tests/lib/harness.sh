@@ -91,21 +91,16 @@ harness_cleanup() {
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
         done
         # The emulator's daemon exits once unmounted; anything else naming $WORK too.
-        # On a loaded machine that can take seconds; one still there after 10 s
-        # is described, for whoever looks into it, and then killed: its exit is
-        # not what the tests check, a clean machine is.
-        for _ in $(seq 100); do
-                [ -z "$(harness_procs)" ] && break
-                sleep 0.1
-        done
-        while read -r p _; do
-                describe_stuck "$p" >&2
-                kill -KILL "$p" 2>/dev/null
-        done < <(harness_procs)
-        for _ in $(seq 20); do
-                [ -z "$(harness_procs)" ] && break
-                sleep 0.1
-        done
+        # On a loaded machine that can take seconds; one still there after
+        # WAIT_PROCESS is described, for whoever looks into it, and then
+        # killed: its exit is not what the tests check, a clean machine is.
+        if ! wait_for "$WAIT_PROCESS" "the run's processes ending" no_harness_procs; then
+                while read -r p _; do
+                        describe_stuck "$p" >&2
+                        kill -KILL "$p" 2>/dev/null
+                done < <(harness_procs)
+                wait_for "$WAIT_PROCESS" "the run's killed processes ending" no_harness_procs
+        fi
         for m in $(harness_mounts); do left+=("mount $m"); done
         while read -r p; do left+=("process $p"); done < <(harness_procs)
         [ -n "$(harness_mounts)" ] || rm -rf --one-file-system "$WORK"
@@ -150,10 +145,12 @@ harness_procs() {
         done
 }
 
+no_harness_procs() { [ -z "$(harness_procs)" ]; }
+
 # What process PID's threads are doing: state, wait channel, kernel stack.
 describe_stuck() { # PID
         local t
-        echo "NOTE: process $1 still runs 10 s after its run ended: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+        echo "NOTE: process $1 still runs $WAIT_PROCESS s after its run ended: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
         for t in /proc/"$1"/task/*; do
                 echo "  thread ${t##*/}: $(awk '{ print $3 }' "$t/stat" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)"
                 sed 's/^/    /' "$t/stack" 2>/dev/null
@@ -310,16 +307,13 @@ kill_cgroup_tree() { # DIR
 }
 
 # Cgroup DIR and every cgroup below it removed, leaves first, the processes
-# in them killed first; false if DIR is still there after 5 s.
-remove_cgroup_tree() { # DIR
-        for _ in $(seq 50); do
-                [ -d "$1" ] || return 0
-                kill_cgroup_tree "$1"
-                find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-                [ -d "$1" ] || return 0
-                sleep 0.1
-        done
-        return 1
+# in them killed first; false if DIR is still there after WAIT_PROCESS.
+remove_cgroup_tree() { wait_for "$WAIT_PROCESS" "cgroup $1 removed" cgroup_tree_removed "$1"; } # DIR
+cgroup_tree_removed() { # DIR: one try
+        [ -d "$1" ] || return 0
+        kill_cgroup_tree "$1"
+        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+        [ ! -d "$1" ]
 }
 
 tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
