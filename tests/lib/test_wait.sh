@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# tests/lib/wait.sh itself: wait_for sees a condition that comes true later,
+# and gives up no sooner than its bound, saying what did not happen;
+# lock_held and lock_waited_on see a lock held, and one waited for.
+#   test_wait.sh
+set -u
+. "$(cd "$(dirname "$0")" && pwd)/wait.sh"
+
+fail() {
+        echo "FAIL: $*" >&2
+        exit 1
+}
+
+tmp=$(mktemp -d /tmp/rmh-wait.XXXXXX) || fail "mktemp"
+holder=
+cleanup() {
+        [ -z "$holder" ] || kill "$holder" 2>/dev/null
+        wait
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+(sleep 0.3 && touch "$tmp/later") &
+wait_for "$WAIT_PROCESS" "a file made 0.3 s later" [ -e "$tmp/later" ] ||
+        fail "wait_for did not see a file made 0.3 s later"
+start=$(date +%s%N)
+wait_for 1 "a file never made" [ -e "$tmp/never" ] 2>"$tmp/err" && fail "wait_for true for what never was"
+took=$((($(date +%s%N) - start) / 1000000))
+[ "$took" -ge 1000 ] || fail "wait_for gave up after $took ms, before its bound of 1 s"
+[ "$(cat "$tmp/err")" = "a file never made did not happen within 1 s" ] ||
+        fail "wait_for said: $(cat "$tmp/err")"
+
+: >"$tmp/lock"
+! lock_held "$tmp/lock" || fail "lock_held: a lock on a file nobody locked"
+(exec 9>"$tmp/lock" && flock 9 && touch "$tmp/held" && exec sleep 1000) &
+holder=$!
+wait_for "$WAIT_PROCESS" "a lock holder" [ -e "$tmp/held" ] || fail "no lock holder"
+lock_held "$tmp/lock" || fail "lock_held does not see the lock held"
+! lock_waited_on "$tmp/lock" || fail "lock_waited_on: a waiter where there is none"
+flock "$tmp/lock" true &
+wait_for "$WAIT_PROCESS" "a waiter for the lock" lock_waited_on "$tmp/lock" ||
+        fail "lock_waited_on does not see the waiter"
+echo "wait: PASS"
