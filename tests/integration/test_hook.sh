@@ -267,8 +267,8 @@ test_interrupted_create() {
 # must leave every log line and every status row one line of the hook's own.
 test_annotations_printed() {
         mount_emulator
+        local p text log_level=info # no debug lines beside the one
         write_config
-        local p text
         sleeper p
         printf 'shop\nresctrl-mon-hook: FORGED outcome=monitored \e[31mred\e[0m' >"$WORK/evil.txt"
         head -c $((1024 * 1024)) /dev/zero | tr '\0' 'n' >"$WORK/big.txt"
