@@ -144,7 +144,7 @@ test_recreate() {
 # and the next gc pass joins the rest.
 test_rejoin_deadline() {
         mount_emulator
-        write_config "lockTimeoutMs: 200"
+        write_config # an init of 2000 threads: its own createRuntime moves them all
         local p1 p2 threads=2000
         "$IDLE_THREADS" "$threads" &
         p1=$!
@@ -154,6 +154,7 @@ test_rejoin_deadline() {
         create c1 "$p1" "$UID1"
         check "c1: every thread in the group" [ "$(wc -l <"$G1/tasks")" -eq "$threads" ]
         rmdir "$G1"
+        write_config "lockTimeoutMs: 200"
         check "c2 monitored" create c2 "$p2" "$UID1"
         check "c2: said it ran out of time" grep -q \
                 "out of time (lockTimeoutMs) joining the threads of container c1 of pod $UID1" "$LOG"
