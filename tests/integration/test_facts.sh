@@ -573,13 +573,15 @@ pid_reuse_in_wait_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT UID
         echo "$p" >"$dir/resctrl/tasks" # out of its group: gc would put it back
         exec 9<"$dir/resctrl"
         flock -x 9 || return 1
-        "$hook" --config "$cfg" gc >"$dir/gc.out" 2>>"$dir/hook.log" &
+        "$hook" --config "$cfg" gc >"$dir/gc.out" 2>>"$dir/hook.log" 9<&- &
         gc_pid=$!
-        sleep 0.5 # gc checked the member, and waits for the lock
+        # gc checked the member, and waits for the lock: a writer that waits
+        # holds the turnstile, info/'s lock (docs/design.md, "Locking").
+        wait_for "$WAIT_PROCESS" "gc waiting for the resctrl lock" lock_held "$dir/resctrl/info" || return 1
         kill "$p"
         wait "$p"
         rmdir "$root/kubepods/pod$u/c1" "$root/kubepods/pod$u"
-        reuse_pid "$p"
+        reuse_pid "$p" 9<&- # the new process keeps no fd open on the mount
         echo "$q" >"$root/service/cgroup.procs"
         echo "$q $(starttime "$q")" >"$dir/new"
         flock -u 9
@@ -591,8 +593,8 @@ pid_reuse_in_wait_ns() { # HOOK RESCTRLFS DIR ROOT REL_ROOT UID
         echo $? >>"$dir/gc.rc"
         if [ -d "$dir/resctrl/mon_groups/$u" ]; then echo there; else echo gone; fi >"$dir/after"
         kill "$q"
-        rmdir "$root/service"
-        fusermount3 -u "$dir/resctrl"
+        wait "$q"
+        rmdir "$root/service" && fusermount3 -u "$dir/resctrl"
 }
 
 # The issue's race: the member's init dies while gc waits for the resctrl
@@ -606,7 +608,8 @@ test_pid_reuse_in_wait() { # KIND
         ns=$WORK/pidns-wait-$kind
         u=$(new_uid 7)
         mkdir -p "$ns"
-        unshare -p -f --mount-proc --propagation private bash -c "$(declare -f pid_reuse_in_wait_ns reuse_pid); pid_reuse_in_wait_ns \"\$@\"" \
+        WAIT_PROCESS=$WAIT_PROCESS unshare -p -f --mount-proc --propagation private bash -c \
+                "$(declare -f pid_reuse_in_wait_ns reuse_pid wait_for lock_held lock_id); pid_reuse_in_wait_ns \"\$@\"" \
                 _ "$HOOK" "$RESCTRLFS" "$ns" "$root" "$(rel "$kind" "$root")" "$u"
         check "$t: the namespace's run" [ $? -eq 0 ]
         cat "$ns/hook.log" >>"$LOG" 2>/dev/null
