@@ -7,7 +7,7 @@
 #   scripts/flake-hunt.sh [-b BUILD_DIR] [N] [ctest args...]
 #     BUILD_DIR   a configured and built build directory (default build)
 #     ctest args  passed on, such as -R '^watch$' or -E '^crash' to hunt a few
-# False if any suite failed in any run. Each run's ctest output is kept in
+# False if any suite failed in any run, or none ran. Each run's ctest output is kept in
 # BUILD_DIR/flake-hunt/run-I.log. stress-ng is stopped at the end, on an
 # interrupt too.
 set -u
@@ -28,20 +28,27 @@ mkdir -p "$logs"
 rm -f "$logs"/run-*.log
 
 # stress-ng in a session of its own: stopping its group stops its workers.
+# ctest in the background, so that a signal is handled at once: the run
+# stopped, then stress-ng.
 setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
 stress=$!
-stop_stress() {
+run=
+stop() {
+        [ -z "$run" ] || { kill -TERM "$run" 2>/dev/null; wait "$run"; }
         kill -TERM -- "-$stress" 2>/dev/null
         wait "$stress" 2>/dev/null
 }
-trap stop_stress EXIT
+trap stop EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 for i in $(seq "$runs"); do
         start=$(date +%s)
-        (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1
+        (cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1 &
+        run=$!
+        wait "$run"
+        run=
         echo "run $i of $runs: $(grep -E 'tests passed|tests failed' "$logs/run-$i.log" ||
                 echo "no summary") ($(($(date +%s) - start)) s)"
         kill -0 "$stress" 2>/dev/null || { echo "stress-ng stopped: $logs/stress-ng.log" >&2; exit 2; }
@@ -58,6 +65,7 @@ awk -v runs="$runs" '
                 if ($NF == "sec" && $(NF - 1) > slowest[name]) slowest[name] = $(NF - 1)
         }
         END {
+                if (n == 0) { print "no test ran" > "/dev/stderr"; exit 2 }
                 printf "%-24s %9s %12s\n", "suite", "failures", "slowest (s)"
                 for (i = 0; i < n; i++) {
                         printf "%-24s %6d/%-2d %12.1f\n", order[i], failed[order[i]], runs, slowest[order[i]]
