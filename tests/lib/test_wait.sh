@@ -5,6 +5,7 @@
 # lock_held and lock_waited_on see a lock held, and one waited for.
 #   test_wait.sh
 set -u
+# shellcheck source=wait.sh
 . "$(cd "$(dirname "$0")" && pwd)/wait.sh"
 
 fail() {
