@@ -28,6 +28,11 @@ start_watch() { # INTERVAL [COMMAND...]
         wait_for "$WAIT_DAEMON" "watch's first pass written" watch_at_least .passes 1
 }
 stop_watch() { kill -KILL "$WATCH" 2>/dev/null; wait "$WATCH" 2>/dev/null; WATCH=; }
+nothing_logged() { # watch's log empty, or shown
+        [ -s "$WERR" ] || return 0
+        { echo "--- watch logged:"; cat "$WERR"; } >&2
+        return 1
+}
 watch_says() { jq -r "$1" "$STATE/watch.state" 2>/dev/null; } # JQ
 watch_at_least() { [ "$(watch_says "$1")" -ge "$2" ] 2>/dev/null; } # JQ N
 # watch.state is written at most once a second: waits for it to say N or more.
@@ -106,7 +111,7 @@ test_exec_joins() { # KIND
         rm "$WORK/never"
         check "$kind: counted as joined by watch" watch_counts .joins.watch 2
         check "$kind: none by gc" [ "$(watch_says .joins.gc)" = 0 ]
-        check "$kind: nothing logged" [ ! -s "$WERR" ]
+        check "$kind: nothing logged" nothing_logged
         teardown_pod
 }
 test_exec_joins_v2() { test_exec_joins v2; }
@@ -161,7 +166,7 @@ test_short_lived() {
         check "only live ones in the group" \
                 [ "$(tasks_of "$G1")" = "$(printf '%s\n' "$p1" "$BARRIER" | sort -n | tr '\n' ' ')" ]
         check "watch still runs" kill -0 "$WATCH"
-        check "nothing logged" [ ! -s "$WERR" ]
+        check "nothing logged" nothing_logged
         teardown_pod
 }
 
