@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,15 +270,18 @@ void model_status_printf(struct model *m, const char *fmt, ...)
 /* ---- threads ---- */
 
 /* -ESRCH when the thread is gone. /proc/<tid> resolves any thread id, not only
- * the thread-group leaders that readdir(/proc) shows. */
+ * the thread-group leaders that readdir(/proc) shows; its task/<tid>/stat is
+ * the thread's own, where <tid>/stat sums the whole process, at a cost that
+ * grows with its threads (do_task_stat): per thread of a process of
+ * thousands, that is seconds. */
 static int thread_start_time(int proc_fd, pid_t tid, uint64_t *ret)
 {
         _cleanup_free_ char *buf = NULL;
-        char path[32];
+        char path[48];
         const char *p;
         int r;
 
-        (void) snprintf(path, sizeof(path), "%d/stat", (int) tid);
+        (void) snprintf(path, sizeof(path), "%d/task/%d/stat", (int) tid, (int) tid);
         r = read_small_file_at(proc_fd, path, 4096, &buf);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
@@ -316,10 +320,17 @@ static uint64_t now_ticks(void)
                (uint64_t) ts.tv_nsec / (1000000000ULL / (uint64_t) hz);
 }
 
+/* A thread that is not its process's leader, with its process known: one
+ * tgkill(2) of signal 0 (an id that another process took fails it), where
+ * a read of its start time costs three system calls, and a tasks file of
+ * thousands of threads reads it for each. A leader's pid is what the tests
+ * reuse on purpose: its start time tells. */
 static bool task_is_live(const struct model *m, const struct task *t)
 {
         uint64_t start;
 
+        if (t->tgid > 0 && t->tgid != t->tid)
+                return syscall(SYS_tgkill, t->tgid, t->tid, 0) == 0 || errno == EPERM;
         return thread_start_time(m->proc_fd, t->tid, &start) == 0 && start == t->start_time;
 }
 
@@ -419,34 +430,20 @@ static void task_remove(struct model *m, struct task *t)
         free(t);
 }
 
-/* A live tracked thread of process tgid other than tid: the leader first. */
+/* A live tracked thread of process tgid other than tid: the leader first.
+ * Looked for among the tracked tasks, not in /proc/<tgid>/task: a process
+ * of thousands of untracked threads would have that read, thousands of
+ * entries long, at every thread it creates. */
 static struct task *process_task(struct model *m, pid_t tgid, pid_t tid)
 {
-        _cleanup_(closedirp) DIR *d = NULL;
         struct task *t = task_find(m, tgid);
-        struct dirent *de;
-        char path[32];
-        int fd;
 
         if (t && t->tid != tid && t->tgid == tgid && task_is_live(m, t))
                 return t;
-        (void) snprintf(path, sizeof(path), "%d/task", (int) tgid);
-        fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                if (fd >= 0)
-                        (void) close(fd);
-                return NULL;
-        }
-        while ((de = readdir(d))) {
-                pid_t sibling = (pid_t) strtol(de->d_name, NULL, 10);
-
-                if (sibling <= 0 || sibling == tid || sibling == tgid)
-                        continue;
-                t = task_find(m, sibling);
-                if (t && t->tgid == tgid && task_is_live(m, t))
-                        return t;
-        }
+        for (struct group *g = m->groups; g; g = g->next)
+                for (t = g->tasks; t; t = t->next)
+                        if (t->tgid == tgid && t->tid != tid && task_is_live(m, t))
+                                return t;
         return NULL;
 }
 
