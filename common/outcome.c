@@ -34,16 +34,22 @@ static bool slug(const char *word, char out[static OUTCOME_NAME_MAX + 1])
         return true;
 }
 
-int outcome_count(int state_dir_fd, const char *stage, const char *result)
+int outcome_file_name(const char *stage, const char *result,
+                      char name[static OUTCOME_FILE_NAME_SIZE])
 {
         char s[OUTCOME_NAME_MAX + 1], r[OUTCOME_NAME_MAX + 1];
-        char name[sizeof(STATEDIR_OUTCOME_PREFIX) + 2 * (size_t) OUTCOME_NAME_MAX + 1];
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t n;
 
         if (!slug(stage, s) || !slug(result, r))
                 return -EINVAL;
-        snprintf(name, sizeof(name), STATEDIR_OUTCOME_PREFIX "%s.%s", s, r);
+        snprintf(name, OUTCOME_FILE_NAME_SIZE, STATEDIR_OUTCOME_PREFIX "%s.%s", s, r);
+        return 0;
+}
+
+int outcome_count_file(int state_dir_fd, const char *name)
+{
+        int fd, r = 0;
+        ssize_t n;
+
         fd = openat(state_dir_fd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
                     0600);
         if (fd < 0)
@@ -52,8 +58,19 @@ int outcome_count(int state_dir_fd, const char *stage, const char *result)
                 n = write(fd, "+", 1);
         while (n < 0 && errno == EINTR);
         if (n < 0)
-                return -errno;
-        return n == 1 ? 0 : -EIO;
+                r = -errno;
+        else if (n != 1)
+                r = -EIO;
+        (void) close(fd);
+        return r;
+}
+
+int outcome_count(int state_dir_fd, const char *stage, const char *result)
+{
+        char name[OUTCOME_FILE_NAME_SIZE];
+        int r = outcome_file_name(stage, result, name);
+
+        return r < 0 ? r : outcome_count_file(state_dir_fd, name);
 }
 
 /* "outcome.<stage>.<result>" into o; false for any other name. */

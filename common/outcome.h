@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "statedir.h"
+
 #define OUTCOME_NAME_MAX 32 /* of a stage or a result */
 
 struct outcome {
@@ -21,6 +23,14 @@ struct outcome {
  * "runtime monitors it"); a space becomes '_'. -EINVAL for a word of other
  * characters than [A-Za-z0-9_ -] or too long; -errno from the write. */
 int outcome_count(int state_dir_fd, const char *stage, const char *result);
+
+/* outcome_count in two steps, for a count made in a signal handler: the
+ * counter's file name, into name (-EINVAL as outcome_count), and the count
+ * of that file, which is async-signal-safe. */
+#define OUTCOME_FILE_NAME_SIZE (sizeof(STATEDIR_OUTCOME_PREFIX) + 2 * (size_t) OUTCOME_NAME_MAX + 1)
+int outcome_file_name(const char *stage, const char *result,
+                      char name[static OUTCOME_FILE_NAME_SIZE]);
+int outcome_count_file(int state_dir_fd, const char *name);
 
 /* Every count in stateDir, sorted by stage then result (*ret malloc'd).
  * Files of other names are ignored. 0 or -errno. */

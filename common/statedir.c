@@ -63,20 +63,35 @@ int statedir_name(const char *uid, enum statedir_file kind, char buf[static STAT
         return 0;
 }
 
-bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
-                         enum statedir_file *ret_kind)
+/* name starts with a canonical pod UID. */
+static bool starts_with_uid(const char *name, char uid[static POD_UID_LEN + 1])
 {
         char canonical[POD_UID_LEN + 1];
 
         if (strlen(name) <= POD_UID_LEN)
                 return false;
+        memcpy(uid, name, POD_UID_LEN);
+        uid[POD_UID_LEN] = '\0';
+        return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
+}
+
+bool statedir_parse_intake_name(const char *name, char uid[static POD_UID_LEN + 1])
+{
+        return starts_with_uid(name, uid) &&
+               startswith(name + POD_UID_LEN, STATEDIR_INTAKE_INFIX) &&
+               name[POD_UID_LEN + strlen(STATEDIR_INTAKE_INFIX)] != '\0';
+}
+
+bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
+                         enum statedir_file *ret_kind)
+{
+        if (!starts_with_uid(name, uid))
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                if (strcmp(name + POD_UID_LEN, suffixes[i]) != 0)
-                        continue;
-                memcpy(uid, name, POD_UID_LEN);
-                uid[POD_UID_LEN] = '\0';
-                *ret_kind = (enum statedir_file) i;
-                return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
+                if (strcmp(name + POD_UID_LEN, suffixes[i]) == 0) {
+                        *ret_kind = (enum statedir_file) i;
+                        return true;
+                }
         }
         return false;
 }
@@ -117,13 +132,18 @@ int statedir_scan(int dir_fd, struct statedir_pod **ret, size_t *ret_n)
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 char uid[POD_UID_LEN + 1];
                 enum statedir_file kind;
+                bool intake = statedir_parse_intake_name(de->d_name, uid);
                 struct statedir_pod *p;
 
-                if (!statedir_parse_name(de->d_name, uid, &kind))
+                if (!intake && !statedir_parse_name(de->d_name, uid, &kind))
                         continue;
                 p = pod_for(&pods, &n, uid);
                 if (!p)
                         return -ENOMEM;
+                if (intake) {
+                        p->intake = true;
+                        continue;
+                }
                 p->members |= kind == STATEDIR_MEMBERS;
                 p->temp |= kind == STATEDIR_MEMBERS_TMP;
                 p->lock |= kind == STATEDIR_LOCK;

@@ -5,6 +5,8 @@
  *   <uid>.members             a pod's member file (members.h)
  *   <uid>.members.tmp         its next version while a save is under way
  *   <uid>.lock                the pod lock (pod.h)
+ *   <uid>.intake.<id>         container <id>, which its createRuntime could
+ *                             not record in time (intake.h)
  *   gc.last-pass              its mtime is when gc's last pass ended
  *   outcome.<stage>.<result>  the hook outcome counters (outcome.h)
  *   watch.state               what the running watch says (watch_state.h)
@@ -57,10 +59,16 @@ int statedir_name(const char *uid, enum statedir_file kind, char buf[static STAT
 bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
                          enum statedir_file *ret_kind);
 
+#define STATEDIR_INTAKE_INFIX ".intake."
+
+/* The pod UID of an intake record's name (<uid>.intake.<id>, with a
+ * canonical UID and an id that is a file name); false for any other name. */
+bool statedir_parse_intake_name(const char *name, char uid[static POD_UID_LEN + 1]);
+
 /* A pod stateDir has files of, and which. */
 struct statedir_pod {
         char uid[POD_UID_LEN + 1];
-        bool members, lock, temp;
+        bool members, lock, temp, intake;
 };
 
 /* The pods of stateDir, by their files' names, sorted by UID (a stable

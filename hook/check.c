@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "command.h"
 #include "fsutil.h"
+#include "intake.h"
 #include "kubepods.h"
 #include "log.h"
 #include "macro.h"
@@ -735,10 +736,14 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
 {
         _cleanup_(pod_state_done) struct pod_state st = {0};
         struct pod_coverage cover;
+        int r;
 
-        /* State of an earlier boot names nothing that runs: gc removes it. */
-        if (pod_state_load(state_fd, uid, &st, NULL) < 0 ||
-            pod_state_of_other_boot(&st, c->boot_id, c->pid_ns))
+        /* State of an earlier boot names nothing that runs: gc removes it.
+         * Containers left for gc and watch (intake.h) count as waiting. */
+        r = pod_state_load(state_fd, uid, &st, NULL);
+        if ((r >= 0 || r == -ENOENT) && intake_view(state_fd, uid, &st) > 0)
+                r = 0;
+        if (r < 0 || pod_state_of_other_boot(&st, c->boot_id, c->pid_ns))
                 return;
         look_at_pod_cgroup(&st, uid, c);
         count_waiting(&st, uid, c);
@@ -775,7 +780,7 @@ static void check_coverage(struct checker *k)
                 c.pid_ns = 0;
         (void) cgroup_mounts_open(proc_fd, &mounts);
         for (size_t i = 0; i < n; i++) {
-                if (pods[i].members)
+                if (pods[i].members || pods[i].intake)
                         cover_pod(k, state_fd, pods[i].uid, &c);
         }
         if (c.pods_short > 0)

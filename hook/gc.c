@@ -16,6 +16,7 @@
 #include "finished.h"
 #include "fsutil.h"
 #include "gc.h"
+#include "intake.h"
 #include "log.h"
 #include "macro.h"
 #include "pod_bandwidth.h"
@@ -66,6 +67,7 @@ struct gc {
         char **full;
         size_t n_full;
         unsigned joined; /* this pass's: threads join_cgroups put into their pods' groups */
+        bool busy;       /* this pass's: a lock was not had in time, or not again */
 };
 
 /* One action, as a JSON object whose first key is "action"; stolen. Printed
@@ -245,14 +247,16 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
 }
 
 /* mkdir of the group of (pod, ctrl) failed for want of an RMID (-ENOSPC,
- * -EBUSY) or of the control group (-ENOENT): no init of a pending member can
- * be in it, so each is unmonitored for that reason; for an RMID it waits. */
+ * -EBUSY) or of the control group (-ENOENT), or was never tried, the
+ * resctrl lock busy (-ETIMEDOUT): no init of a pending member can be in it,
+ * so each is unmonitored for that reason; for an RMID or the lock it waits. */
 static void pending_unmonitored(struct pod_session *s, const char *ctrl, int err,
                                 const char *status)
 {
-        enum unmonitored what = err == -ENOENT  ? UNMONITORED_CTRL_MISSING
-                                : err == -EBUSY ? UNMONITORED_EBUSY
-                                                : UNMONITORED_ENOSPC;
+        enum unmonitored what = err == -ENOENT      ? UNMONITORED_CTRL_MISSING
+                                : err == -EBUSY     ? UNMONITORED_EBUSY
+                                : err == -ETIMEDOUT ? UNMONITORED_BUSY
+                                                    : UNMONITORED_ENOSPC;
 
         for (size_t i = 0; i < s->st.n_members; i++) {
                 struct member *m = &s->st.members[i];
@@ -337,8 +341,8 @@ static int init_in_group(const struct member *m, bool made, int tasks_read, cons
  * --dry-run, says so); a member found in it, or put back, is complete. 1
  * when any was put back, 0 when none, -ENOLCK when the resctrl lock could
  * not be taken again after a turn (pod_env_take_turn). */
-static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const char *ctrl,
-                                  bool made, int tasks_read, const pid_t *in, size_t n_in)
+static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const char *ctrl, bool made,
+                                  int tasks_read, const pid_t *in, size_t n_in)
 {
         int rejoined = 0;
 
@@ -377,6 +381,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         int made, tasks_read = 0, rejoined;
 
         locked = pod_env_lock_resctrl(e);
+        gc->busy |= locked == -ETIMEDOUT;
         if (locked < 0)
                 return locked;
         made = claim_group(gc, s, ctrl, why);
@@ -385,15 +390,16 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
-        if (rejoined == -ENOLCK) /* the rest is the next pass's */
-                return made;
         /* The inits went in: what the join compares with. */
-        if ((made || rejoined) && !s->dry_run) {
+        if ((made || rejoined > 0) && !s->dry_run) {
                 free(TAKE_PTR(in));
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         }
-        if (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK)
+        if (rejoined == -ENOLCK ||
+            (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK)) {
+                gc->busy = true; /* the rest is the next pass's */
                 return made;
+        }
         /* mbmEvents on every group of the hook's: what a killed createRuntime
          * did not give up, or what the operator narrowed it to since. */
         if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned)
@@ -499,6 +505,94 @@ static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
         return true;
 }
 
+/* Merges intake record in (intake.h) into the pod's state; 1 when it did, 0
+ * when the record is to go without (its container recorded already, or
+ * gone), -1 when it stays (another pid namespace's). */
+static int merge_intake(struct gc *gc, struct pod_session *s, const struct pod_state *in)
+{
+        const struct member *m = &in->members[0];
+        const struct member *old = pod_state_find_member(&s->st, m->id);
+        struct member *added;
+        const char *why;
+
+        if (pod_state_of_other_boot(in, gc->env.boot_id, gc->env.pid_ns))
+                return 0;
+        if (!pod_state_pids_are_ours(in, gc->env.pid_ns))
+                return -1;
+        if (old && old->pid == m->pid && old->start_time == m->start_time)
+                return 0;
+        if (pod_member_is_live(&gc->env, m, &why) != 1)
+                return 0;
+        report_member(gc, "take-in", s->uid, m, m->reason);
+        if (s->dry_run)
+                return 1;
+        /* Live, with the id: the process recorded under it before is gone. */
+        if (old)
+                pod_state_drop_member(&s->st, m->id);
+        if (pod_state_add_member(&s->st, m->id, m->ctrl, m->pid, m->start_time, false, m->reason) <
+                0 ||
+            (!s->st.namespace && pod_state_set_pod(&s->st, in->namespace, in->pod_name) < 0)) {
+                log_error("out of memory");
+                return -1;
+        }
+        added = &s->st.members[s->st.n_members - 1];
+        added->has_cgroup = m->has_cgroup;
+        added->cgroup = m->cgroup;
+        if (!s->st.has_pod_cgroup && in->has_pod_cgroup) {
+                s->st.has_pod_cgroup = true;
+                s->st.pod_cgroup = in->pod_cgroup;
+        }
+        if (s->st.pid_ns == 0)
+                s->st.pid_ns = in->pid_ns;
+        s->dirty = true;
+        return 1;
+}
+
+/* The pod's intake records become its members, waiting, as their
+ * createRuntime would have recorded them had it had the pod's lock in time;
+ * the pass then brings them in as any waiting member. The state is saved
+ * before a record goes: a kill in between leaves a record of a member,
+ * which the next pass removes. A record that cannot be read is said and
+ * goes. */
+static void take_in_intake(struct gc *gc, struct pod_session *s)
+{
+        char **names = NULL;
+        bool *done = NULL;
+        size_t n = 0;
+        int r;
+
+        r = intake_list(gc->env.state_fd, s->uid, &names, &n);
+        if (r < 0)
+                log_warning_errno(r, "cannot list the intake records of pod %s", s->uid);
+        if (n > 0 && !(done = calloc(n, sizeof(*done))))
+                log_error("out of memory");
+        for (size_t i = 0; done && i < n; i++) {
+                _cleanup_(pod_state_done) struct pod_state in = {0};
+                _cleanup_free_ char *why = NULL;
+
+                r = intake_load(gc->env.state_fd, names[i], s->uid, &in, &why);
+                if (r == -EBADMSG)
+                        log_warning("intake record %s in stateDir '%s' is invalid (%s); removed",
+                                    names[i], gc->env.config->state_dir, why ? why : "?");
+                else if (r < 0)
+                        log_warning_errno(r, "cannot read intake record %s", names[i]);
+                done[i] = r == -EBADMSG || (r >= 0 && merge_intake(gc, s, &in) >= 0);
+        }
+        if (done && !s->dry_run && s->dirty) {
+                r = pod_state_save(gc->env.state_fd, s->uid, &s->st);
+                if (r < 0)
+                        log_error_errno(r, "cannot save state of pod %s in stateDir '%s'", s->uid,
+                                        gc->env.config->state_dir);
+                else
+                        s->dirty = false;
+        }
+        for (size_t i = 0; done && i < n && !s->dry_run && !s->dirty; i++)
+                if (done[i] && unlinkat(gc->env.state_fd, names[i], 0) < 0 && errno != ENOENT)
+                        log_warning("cannot remove intake record %s: %m", names[i]);
+        free(done);
+        intake_names_free(names, n);
+}
+
 /* Debris first (a temp file of a killed save), then members, then groups.
  * Anything about one pod is reported and skipped. */
 static int gc_locked_pod(struct gc *gc, struct pod_session *s)
@@ -530,6 +624,7 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
                 return 0;
         }
 
+        take_in_intake(gc, s);
         drop_dead_members(gc, s);
         /* Backwards: releasing a group may drop it, moving only later ones. */
         for (size_t i = s->st.n_groups; i-- > 0;) {
@@ -589,7 +684,7 @@ static int gc_pod(struct gc *gc, const struct statedir_pod *p)
         bool gone;
         int r, q;
 
-        if (!p->members && gc->opts.dry_run) {
+        if (!p->members && !p->intake && gc->opts.dry_run) {
                 dry_run_debris(gc, p);
                 return 0;
         }
@@ -597,7 +692,8 @@ static int gc_pod(struct gc *gc, const struct statedir_pod *p)
          * holding it is about to write the state. */
         if (timeout > GC_POD_LOCK_TIMEOUT_MS)
                 timeout = GC_POD_LOCK_TIMEOUT_MS;
-        r = pod_session_lock(&gc->env, p->uid, p->members ? timeout : 0, &s);
+        r = pod_session_lock(&gc->env, p->uid, p->members || p->intake ? timeout : 0, &s);
+        gc->busy |= r == -ETIMEDOUT;
         if (r < 0) {
                 if (r != -ETIMEDOUT)
                         log_warning_errno(r, "cannot lock pod %s in stateDir '%s'; skipped", p->uid,
@@ -739,7 +835,7 @@ static bool bring_in_pod(struct gc *gc, struct pod_session *s)
                         continue;
                 made = ensure_group(gc, s, ctrl, MADE_FOR_WAITING);
                 if (made < 0 && !pod_state_find_group(&s->st, ctrl))
-                        pending_unmonitored(s, ctrl, -ENOSPC, NULL);
+                        pending_unmonitored(s, ctrl, made == -ETIMEDOUT ? made : -ENOSPC, NULL);
                 if (made != -ENOSPC && made != -EBUSY)
                         continue;
                 note_full(gc, ctrl);
@@ -798,32 +894,64 @@ static void prune_final_counters(const struct pod_env *e)
                 log_debug("removed %d expired records of final counters", r);
 }
 
+/* What a pass opens: resctrl, stateDir, the cgroup mounts; whether ABMC
+ * assigns the bandwidth counters. 0 or -errno (logged). */
+static int gc_open(struct gc *gc, const struct config *c, int proc_fd)
+{
+        int active, r;
+
+        r = pod_env_open(c, proc_fd, &gc->env);
+        if (r < 0)
+                return r;
+        if (cgroup_mounts_open(proc_fd, &gc->cgroups) < 0)
+                log_warning("cannot read the cgroup mounts: no thread joins its group this pass");
+        /* Without ABMC no group is asked about its counters. */
+        active = abmc_active(gc->env.root_fd);
+        if (active < 0)
+                log_warning_errno(active, "cannot understand info/L3_MON/mbm_assign_mode; "
+                                          "bandwidth counters left as they are");
+        gc->abmc = active == 1;
+        gc->n_waiting = 0;
+        gc->joined = 0;
+        gc->busy = false;
+        return 0;
+}
+
+/* What a pass leaves: nothing open, its report printed. */
+static int gc_close(struct gc *gc, int r)
+{
+        free(TAKE_PTR(gc->waiting));
+        for (size_t i = 0; i < gc->n_full; i++)
+                free(gc->full[i]);
+        free(TAKE_PTR(gc->full));
+        gc->n_full = 0;
+        pod_env_close(&gc->env);
+        cgroup_mounts_close(&gc->cgroups);
+        if (r >= 0 && gc->opts.json) {
+                json_auto_t *doc =
+                    json_pack("{s:b, s:O}", "dry_run", gc->opts.dry_run, "actions", gc->actions);
+
+                if (!doc || json_dumpf(doc, stdout, JSON_COMPACT) < 0)
+                        r = log_error_errno(-ENOMEM, "cannot print the report");
+                putchar('\n');
+        }
+        (void) json_array_clear(gc->actions);
+        (void) fflush(stdout);
+        return r;
+}
+
 static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
 {
         _cleanup_free_ struct statedir_pod *pods = NULL;
         size_t n = 0;
         int r;
 
-        r = pod_env_open(c, proc_fd, &gc->env);
-        if (r >= 0 && cgroup_mounts_open(proc_fd, &gc->cgroups) < 0)
-                log_warning("cannot read the cgroup mounts: no thread joins its group this pass");
-        /* Without ABMC no group is asked about its counters. */
-        if (r >= 0) {
-                int active = abmc_active(gc->env.root_fd);
-
-                if (active < 0)
-                        log_warning_errno(active, "cannot understand info/L3_MON/"
-                                                  "mbm_assign_mode; bandwidth counters left as "
-                                                  "they are");
-                gc->abmc = active == 1;
-        }
+        r = gc_open(gc, c, proc_fd);
         if (r >= 0) {
                 r = statedir_scan(gc->env.state_fd, &pods, &n);
                 if (r < 0)
                         log_error_errno(r, "cannot read state directory '%s'", c->state_dir);
         }
-        gc->n_waiting = 0;
-        gc->joined = 0;
         if (r >= 0 && n > 0 && !(gc->waiting = calloc(n, sizeof(*gc->waiting))))
                 r = log_error_errno(-ENOMEM, "out of memory");
         gc->pods_ours = gc->pods_foreign = 0;
@@ -839,30 +967,40 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
         }
         if (r >= 0)
                 bring_in_waiting(gc);
-        free(TAKE_PTR(gc->waiting));
-        for (size_t i = 0; i < gc->n_full; i++)
-                free(gc->full[i]);
-        free(TAKE_PTR(gc->full));
-        gc->n_full = 0;
         if (r >= 0 && gc->abmc)
                 hand_out_counters(gc, pods, n);
         if (r >= 0 && !gc->opts.dry_run) {
                 prune_final_counters(&gc->env);
                 mark_pass(gc->env.state_fd);
         }
-        pod_env_close(&gc->env);
-        cgroup_mounts_close(&gc->cgroups);
-        if (r >= 0 && gc->opts.json) {
-                json_auto_t *doc =
-                    json_pack("{s:b, s:O}", "dry_run", gc->opts.dry_run, "actions", gc->actions);
+        return gc_close(gc, r);
+}
 
-                if (!doc || json_dumpf(doc, stdout, JSON_COMPACT) < 0)
-                        r = log_error_errno(-ENOMEM, "cannot print the report");
-                putchar('\n');
+int gc_pod_now(const struct config *c, int proc_fd, const char *uid, int64_t deadline,
+               unsigned *ret_joined)
+{
+        json_auto_t *actions = json_array();
+        struct gc gc = {.env = POD_ENV_INIT, .cgroups = CGROUP_MOUNTS_INIT, .actions = actions};
+        struct statedir_pod pod = {.members = true, .intake = true};
+        int r;
+
+        *ret_joined = 0;
+        if (!actions)
+                return log_error_errno(-ENOMEM, "out of memory");
+        (void) snprintf(pod.uid, sizeof(pod.uid), "%s", uid);
+        r = gc_open(&gc, c, proc_fd);
+        if (r >= 0 && !(gc.waiting = calloc(1, sizeof(*gc.waiting))))
+                r = log_error_errno(-ENOMEM, "out of memory");
+        if (r >= 0) {
+                gc.env.deadline = deadline;
+                r = gc_pod(&gc, &pod);
         }
-        (void) json_array_clear(gc->actions);
-        (void) fflush(stdout);
-        return r;
+        if (r >= 0)
+                bring_in_waiting(&gc);
+        if (r >= 0 && gc.busy)
+                r = -EBUSY;
+        *ret_joined = gc.joined;
+        return gc_close(&gc, r);
 }
 
 int gc_pass_once(const struct config *c, int proc_fd, unsigned *ret_joined)

@@ -31,3 +31,12 @@ int log_full_errno(int level, int error, const char *fmt, ...)
 #define log_warning(...) ((void) log_full_errno(LOG_WARNING, 0, __VA_ARGS__))
 #define log_info(...) ((void) log_full_errno(LOG_INFO, 0, __VA_ARGS__))
 #define log_debug(...) ((void) log_full_errno(LOG_DEBUG, 0, __VA_ARGS__))
+
+/* A line prepared now, to be written later from a signal handler (the
+ * watchdog's), where neither stdio nor syslog(3) may run: the message is
+ * formatted here as log_full_errno would, and log_prepared_write() sends
+ * it with write(2) to stderr and with one send(2) on a socket of its own to
+ * syslog, as log_setup chose. A later call replaces the line. */
+void log_prepare(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Async-signal-safe. */
+void log_prepared_write(void);

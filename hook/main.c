@@ -20,6 +20,7 @@
 #include "rdt.h"
 #include "settings.h"
 #include "stage.h"
+#include "watchdog.h"
 #include "members.h"
 #include "statedir.h"
 
@@ -323,6 +324,19 @@ static int prepare(const struct args *a, const struct config_problems *problems,
         return 1;
 }
 
+/* The run's exit status, r its result: failure only for a createRuntime
+ * that failed under failurePolicy fail. An incomplete config's
+ * failurePolicy is not known to be the operator's. */
+static int exit_status(const struct args *a, const struct config *c,
+                       const struct config_problems *problems, int r)
+{
+        if (r < 0 && a->stage_name && a->stage == STAGE_CREATE &&
+            c->failure_policy == FAILURE_POLICY_FAIL &&
+            !config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE))
+                return EXIT_FAILED;
+        return EXIT_OK;
+}
+
 /* Every hold of the resctrl lock, for the debug log: the contention tests
  * measure the hold budget (rdt.h) by these lines. */
 static void log_hold(int64_t usec, unsigned writes, bool shared)
@@ -370,6 +384,13 @@ int main(int argc, char **argv)
          * the resctrl lock), below the runtime's timeout: a runtime that kills
          * a hook fails the container whatever failurePolicy says. */
         deadline = usec_after_ms(start, config.lock_timeout_ms);
+        if (!a.usage_error) {
+                r = watchdog_arm(deadline, exit_status(&a, &config, &problems, -ETIME),
+                                 a.stage_name);
+                if (r < 0)
+                        log_warning_errno(r, "cannot arm the watchdog; the run relies on its "
+                                             "deadline");
+        }
 
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
@@ -382,17 +403,12 @@ int main(int argc, char **argv)
         if (r > 0)
                 r = run_stage(&a, &config, &state, &pod, deadline, &outcome);
 
+        watchdog_disarm();
         if (!a.usage_error)
                 log_full_errno(LOG_INFO, 0, "pod=%s namespace=%s outcome=%s elapsed_us=%lld",
                                pod.uid, pod.namespace ? pod.namespace : "-",
                                hook_outcome_name(r < 0 ? OUTCOME_ERROR : outcome),
                                (long long) (now_usec() - start));
         count_outcome(&config, &a, &problems, r, outcome);
-
-        /* An incomplete config's failurePolicy is not known to be the operator's. */
-        if (r < 0 && a.stage_name && a.stage == STAGE_CREATE &&
-            config.failure_policy == FAILURE_POLICY_FAIL &&
-            !config_problems_have(&problems, CONFIG_PROBLEM_INCOMPLETE))
-                return EXIT_FAILED;
-        return EXIT_OK;
+        return exit_status(&a, &config, &problems, r);
 }

@@ -65,9 +65,10 @@ int pod_env_take_turn(const struct pod_env *e)
                 return 0;
         r = rdt_lock_yield(e->root_fd, pod_env_wait_ms(e));
         if (r < 0) {
-                log_warning_errno(r, "cannot take the resctrl lock again after letting others "
-                                     "have their turn (lockTimeoutMs %u ms); the rest waits for "
-                                     "the next pass",
+                log_warning_errno(r,
+                                  "cannot take the resctrl lock again after letting others "
+                                  "have their turn (lockTimeoutMs %u ms); the rest waits for "
+                                  "the next pass",
                                   e->config->lock_timeout_ms);
                 return -ENOLCK;
         }
@@ -184,6 +185,7 @@ static const struct {
     [UNMONITORED_CLASS_MISMATCH] = {"class mismatch", "class_mismatch"},
     [UNMONITORED_CTRL_MISSING] = {"control group missing", "ctrl_group_missing"},
     [UNMONITORED_PENDING] = {"createRuntime did not finish", "interrupted"},
+    [UNMONITORED_BUSY] = {"locks busy past lockTimeoutMs", "busy"},
     [UNMONITORED_OTHER] = {"", "other"},
 };
 
@@ -226,7 +228,7 @@ bool pod_member_is_waiting(const struct member *m)
 {
         enum unmonitored u = m->monitored ? UNMONITORED_OTHER : unmonitored_of(m->reason);
 
-        return u == UNMONITORED_ENOSPC || u == UNMONITORED_EBUSY;
+        return u == UNMONITORED_ENOSPC || u == UNMONITORED_EBUSY || u == UNMONITORED_BUSY;
 }
 
 uint64_t pod_member_waited_sec(const struct member *m)

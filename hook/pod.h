@@ -90,6 +90,7 @@ enum unmonitored {
         UNMONITORED_CLASS_MISMATCH, /* its task is in another control group */
         UNMONITORED_CTRL_MISSING,   /* its control group is gone */
         UNMONITORED_PENDING,        /* pod_member_is_pending */
+        UNMONITORED_BUSY,           /* the locks not had within the run's deadline */
         UNMONITORED_OTHER,          /* a reason of another version */
         _UNMONITORED_MAX,
 };
@@ -112,8 +113,9 @@ int pod_unmonitored_reason(enum unmonitored u, const char *status, char **ret);
 bool pod_member_is_pending(const struct member *m);
 
 /* A member left unmonitored because mkdir found no RMID (ENOSPC, or EBUSY
- * while freed ones were in limbo): it waits for one, and gc brings it in
- * once one is free. */
+ * while freed ones were in limbo), or because its createRuntime could not
+ * have the locks in time (busy): it waits, and gc or watch brings it in
+ * once an RMID, or the lock, is free. */
 bool pod_member_is_waiting(const struct member *m);
 /* How long a waiting member has waited, in seconds: since its init started,
  * which is when its createRuntime ran. */

@@ -10,6 +10,7 @@
 #include "counters.h"
 #include "filter.h"
 #include "fsutil.h"
+#include "intake.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
@@ -23,6 +24,7 @@
 #include "stage.h"
 #include "members.h"
 #include "text.h"
+#include "watchdog.h"
 
 /* What createRuntime learns of the container's cgroups, before any lock. */
 struct container_cgroups {
@@ -41,6 +43,8 @@ static const char *const hook_outcome_names[_OUTCOME_MAX] = {
     [OUTCOME_ALREADY_RECORDED] = "already recorded",
     [OUTCOME_MONITORED] = "monitored",
     [OUTCOME_UNMONITORED] = "unmonitored",
+    [OUTCOME_WAITING] = "waiting",
+    [OUTCOME_TIMEOUT] = "timeout",
     [OUTCOME_NOT_RECORDED] = "not recorded",
     [OUTCOME_MEMBER_DROPPED] = "member dropped",
     [OUTCOME_GROUP_REMOVED] = "group removed",
@@ -53,21 +57,35 @@ const char *hook_outcome_name(enum hook_outcome o)
         return hook_outcome_names[o];
 }
 
-/* Opens resctrl and stateDir, then locks and loads the pod. */
+/* Opens resctrl and stateDir for the run; the watchdog counts there. */
+static int env_open(const struct hook_ctx *ctx, struct pod_env *e)
+{
+        int r = pod_env_open(ctx->config, ctx->proc_fd, e);
+
+        if (r < 0)
+                return r;
+        e->deadline = ctx->deadline;
+        watchdog_set_state_dir(e->state_fd);
+        return 0;
+}
+
+static void env_close(struct pod_env *e)
+{
+        watchdog_set_state_dir(-1);
+        pod_env_close(e);
+}
+
+/* Locks and loads the pod. -ETIMEDOUT, not logged, when its lock is busy
+ * past the run's deadline. */
 static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct pod_session *s)
 {
         const char *uid = ctx->pod->uid;
         _cleanup_free_ char *why = NULL;
         int r;
 
-        r = pod_env_open(ctx->config, ctx->proc_fd, e);
-        if (r < 0)
-                return r;
-        e->deadline = ctx->deadline;
         r = pod_session_lock(e, uid, pod_env_wait_ms(e), s);
         if (r == -ETIMEDOUT)
-                return log_error_errno(r, "cannot lock pod %s (lockTimeoutMs %u ms)", uid,
-                                       ctx->config->lock_timeout_ms);
+                return r;
         if (r < 0) /* a read-only or full stateDir, a symlink planted there */
                 return log_error_errno(r, "cannot lock pod %s in stateDir '%s'", uid,
                                        ctx->config->state_dir);
@@ -80,11 +98,10 @@ static int session_open(const struct hook_ctx *ctx, struct pod_env *e, struct po
         return 0;
 }
 
-static int session_close(struct pod_env *e, struct pod_session *s)
+static int session_close(struct pod_session *s)
 {
         int r = pod_session_close(s);
 
-        pod_env_close(e);
         return r < 0 ? r : 0;
 }
 
@@ -344,16 +361,21 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
 /* Claims the pod's group in ctrl, making it if missing, and moves the init's
  * threads into it, under the resctrl lock. 1 when the container is
  * monitored; 0 when it cannot be (out of RMIDs, class mismatch, control
- * group gone), with *ret_reason; -errno on errors. */
+ * group gone), with *ret_reason; -ETIMEDOUT or -ENOLCK when the resctrl
+ * lock was not had, or not had again, before the run's deadline (not
+ * logged); -errno on errors. */
 static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                       bool recorded, bool interrupted, char **ret_reason)
 {
         _cleanup_(rdt_unlockp) int locked = -EBADF;
-        int created;
+        int created, r;
 
-        locked = pod_env_lock_resctrl(s->env);
-        if (locked < 0)
-                return locked;
+        r = rdt_lock(s->env->root_fd, pod_env_wait_ms(s->env));
+        if (r == -ETIMEDOUT)
+                return r;
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock");
+        locked = s->env->root_fd;
 
         created = make_group(ctx, s, ctrl, ret_reason);
         if (created < 0)
@@ -371,43 +393,86 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                         log_warning("group of pod %s in %s was removed by someone else; "
                                     "re-created it",
                                     ctx->pod->uid, ctrl_display(ctrl));
-                rejoin_members(ctx, s, ctrl);
+                r = rejoin_members(ctx, s, ctrl);
+                if (r < 0)
+                        return r;
         }
         return move_process(ctx, s, ctrl, created, ret_reason);
+}
+
+/* What createRuntime knows of its container before any lock. */
+struct container {
+        const char *ctrl;
+        uint64_t start_time;
+        struct container_cgroups cgroups;
+};
+
+/* Adds the container to st, not monitored, for that reason, with the pod's
+ * identity: what a member file (record_intent) and an intake record
+ * (prepare_intake) say of it. -ENOMEM. */
+static int add_member(const struct hook_ctx *ctx, const struct pod_env *e,
+                      const struct container *c, enum unmonitored reason, struct pod_state *st)
+{
+        struct member *m;
+        int r;
+
+        if (e->pid_ns != 0)
+                st->pid_ns = e->pid_ns;
+        r = pod_state_set_pod(st, ctx->pod->namespace, ctx->pod->pod_name);
+        if (r >= 0)
+                r = pod_state_add_member(st, ctx->state->id, c->ctrl, ctx->state->pid,
+                                         c->start_time, false, unmonitored_text(reason));
+        if (r < 0)
+                return r;
+        m = &st->members[st->n_members - 1];
+        m->has_cgroup = c->cgroups.has_cgroup;
+        m->cgroup = c->cgroups.cgroup;
+        /* Once recorded, the pod's cgroup stays: kubelet keeps it for the
+         * pod's life, and every container of the pod is below it. */
+        if (c->cgroups.has_pod) {
+                st->has_pod_cgroup = true;
+                st->pod_cgroup = c->cgroups.pod;
+        }
+        return 0;
 }
 
 /* Records the member as pending, so that the save that pod_group_claim makes
  * before touching resctrl names it: a hook killed at any point leaves state
  * that names everything it may have done. */
-static int record_intent(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                         uint64_t start_time, const struct container_cgroups *cgroups)
+static int record_intent(const struct hook_ctx *ctx, struct pod_session *s,
+                         const struct container *c)
 {
-        struct group *g = pod_state_find_group(&s->st, ctrl);
-        struct member *m;
-        int r;
+        struct group *g = pod_state_find_group(&s->st, c->ctrl);
 
         /* A lingering group is taken back: same RMID, counters continue. */
         if (g)
                 g->emptied = false;
-        if (s->env->pid_ns != 0)
-                s->st.pid_ns = s->env->pid_ns;
-        r = pod_state_set_pod(&s->st, ctx->pod->namespace, ctx->pod->pod_name);
-        if (r >= 0)
-                r = pod_state_add_member(&s->st, ctx->state->id, ctrl, ctx->state->pid, start_time,
-                                         false, unmonitored_text(UNMONITORED_PENDING));
-        if (r < 0)
-                return log_error_errno(r, "out of memory");
-        m = &s->st.members[s->st.n_members - 1];
-        m->has_cgroup = cgroups->has_cgroup;
-        m->cgroup = cgroups->cgroup;
-        /* Once recorded, the pod's cgroup stays: kubelet keeps it for the
-         * pod's life, and every container of the pod is below it. */
-        if (cgroups->has_pod) {
-                s->st.has_pod_cgroup = true;
-                s->st.pod_cgroup = cgroups->pod;
-        }
+        if (add_member(ctx, s->env, c, UNMONITORED_PENDING, &s->st) < 0)
+                return log_error_errno(-ENOMEM, "out of memory");
         s->dirty = true;
         return 0;
+}
+
+/* The container's intake record (intake.h), written and not linked: what
+ * the run leaves if it cannot record the container itself in time (its
+ * pod's lock busy, or the watchdog). Without one (logged) the run goes on:
+ * only such a run would lose the container. */
+static void prepare_intake(const struct hook_ctx *ctx, const struct pod_env *e,
+                           const struct container *c, struct intake *ret)
+{
+        _cleanup_(pod_state_done) struct pod_state st = {0};
+        int r;
+
+        memcpy(st.boot_id, e->boot_id, sizeof(st.boot_id));
+        r = add_member(ctx, e, c, UNMONITORED_BUSY, &st);
+        if (r >= 0)
+                r = intake_prepare(e->state_fd, ctx->pod->uid, ctx->state->id, &st, ret);
+        if (r < 0)
+                log_warning_errno(r,
+                                  "cannot write the intake record of container %s in "
+                                  "stateDir '%s': a run that cannot record it in time loses "
+                                  "it",
+                                  ctx->state->id, ctx->config->state_dir);
 }
 
 /* Is this container already recorded for this very process, and monitored?
@@ -458,18 +523,13 @@ static void forget_unused_group(const struct hook_ctx *ctx, struct pod_session *
         s->dirty = true;
 }
 
-static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                             const struct container_cgroups *cgroups,
-                             enum hook_outcome *ret_outcome)
+static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s,
+                             const struct container *c, enum hook_outcome *ret_outcome)
 {
         _cleanup_free_ char *reason = NULL;
-        uint64_t start_time;
+        const char *ctrl = c->ctrl;
         bool recorded, interrupted;
         int r;
-
-        r = proc_start_time(ctx->proc_fd, ctx->state->pid, &start_time);
-        if (r < 0)
-                return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 
         /* State recorded from another pid namespace (a runtime in a
          * container that shares /run): its pids and cgroups mean nothing
@@ -484,7 +544,7 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
                     OUTCOME_UNMONITORED; /* as out of RMIDs: never the container's failure */
                 return 0;
         }
-        if (already_member(ctx, s, start_time)) {
+        if (already_member(ctx, s, c->start_time)) {
                 *ret_outcome = OUTCOME_ALREADY_RECORDED;
                 return 0;
         }
@@ -493,12 +553,19 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         /* Did another container's createRuntime stop before it finished?
          * Then a group missing is its doing, not someone else's. */
         interrupted = pod_group_has_pending(&s->st, ctrl, ctx->state->id);
-        r = record_intent(ctx, s, ctrl, start_time, cgroups);
+        r = record_intent(ctx, s, c);
         if (r >= 0)
                 r = join_group(ctx, s, ctrl, recorded, interrupted, &reason);
         if (r == 1) {
                 *ret_outcome = OUTCOME_MONITORED;
                 return record_outcome(ctx, s, NULL);
+        }
+        if (r == -ETIMEDOUT || r == -ENOLCK) {
+                log_warning("resctrl lock busy past lockTimeoutMs (%u ms); container %s of pod %s "
+                            "recorded as waiting: watch or the next gc pass brings it in",
+                            ctx->config->lock_timeout_ms, ctx->state->id, ctx->pod->uid);
+                *ret_outcome = OUTCOME_WAITING;
+                return record_outcome(ctx, s, unmonitored_text(UNMONITORED_BUSY));
         }
         if (r < 0) {
                 pod_state_drop_member(&s->st, ctx->state->id); /* nothing was done */
@@ -512,13 +579,34 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s, 
         return record_outcome(ctx, s, reason);
 }
 
+/* The pod's lock is busy past the run's deadline: the container is left in
+ * its intake record, for watch or gc to record. */
+static int leave_intake(const struct hook_ctx *ctx, const struct intake *in,
+                        enum hook_outcome *ret_outcome)
+{
+        int r = intake_commit(in);
+
+        if (r < 0 && r != -EEXIST)
+                return log_error_errno(r,
+                                       "pod %s busy past lockTimeoutMs (%u ms), and its intake "
+                                       "record cannot be left in stateDir '%s'; not recorded",
+                                       ctx->pod->uid, ctx->config->lock_timeout_ms,
+                                       ctx->config->state_dir);
+        log_warning("pod %s busy past lockTimeoutMs (%u ms); container %s left in stateDir as "
+                    "%s: watch or the next gc pass records it",
+                    ctx->pod->uid, ctx->config->lock_timeout_ms, ctx->state->id, in->name);
+        *ret_outcome = OUTCOME_WAITING;
+        return 0;
+}
+
 int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
 {
         _cleanup_(oci_bundle_done) struct oci_bundle bundle = {0};
-        struct container_cgroups cgroups;
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
+        struct intake intake = INTAKE_INIT;
         _cleanup_free_ char *ctrl = NULL;
+        struct container c;
         const char *why;
         int r, q;
 
@@ -546,12 +634,30 @@ int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
         r = resolve_ctrl_group(ctx, &bundle.intel_rdt, &ctrl);
         if (r < 0)
                 return r;
-        find_cgroups(ctx, bundle.cgroups_path, &cgroups);
+        c.ctrl = ctrl;
+        find_cgroups(ctx, bundle.cgroups_path, &c.cgroups);
+        r = proc_start_time(ctx->proc_fd, ctx->state->pid, &c.start_time);
+        if (r < 0)
+                return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 
+        r = env_open(ctx, &e);
+        if (r < 0)
+                return r;
+        prepare_intake(ctx, &e, &c, &intake);
+        watchdog_set_intake(intake.fd >= 0 ? &intake : NULL);
         r = session_open(ctx, &e, &s);
-        if (r >= 0)
-                r = create_in_session(ctx, &s, ctrl, &cgroups, ret_outcome);
-        q = session_close(&e, &s);
+        if (r == -ETIMEDOUT && intake.fd >= 0)
+                r = leave_intake(ctx, &intake, ret_outcome);
+        else if (r == -ETIMEDOUT)
+                log_error("cannot lock pod %s (lockTimeoutMs %u ms); not recorded", ctx->pod->uid,
+                          ctx->config->lock_timeout_ms);
+        else if (r >= 0)
+                r = create_in_session(ctx, &s, &c, ret_outcome);
+        q = session_close(&s);
+        /* Recorded, or left: the watchdog has nothing more to leave. */
+        watchdog_set_intake(NULL);
+        intake_discard(&intake);
+        env_close(&e);
         return r < 0 ? r : q;
 }
 
@@ -619,9 +725,16 @@ int stage_poststop(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
                 return 0;
         }
 
+        r = env_open(ctx, &e);
+        if (r < 0)
+                return r;
         r = session_open(ctx, &e, &s);
-        if (r >= 0)
+        if (r == -ETIMEDOUT) /* gc drops the member once its process is gone */
+                log_error("cannot lock pod %s (lockTimeoutMs %u ms)", ctx->pod->uid,
+                          ctx->config->lock_timeout_ms);
+        else if (r >= 0)
                 r = poststop_in_session(ctx, &s, ret_outcome);
-        q = session_close(&e, &s);
+        q = session_close(&s);
+        env_close(&e);
         return r < 0 ? r : q;
 }

@@ -19,6 +19,8 @@ enum hook_outcome {
         OUTCOME_ALREADY_RECORDED,
         OUTCOME_MONITORED,
         OUTCOME_UNMONITORED,
+        OUTCOME_WAITING, /* recorded, waiting for the locks: gc or watch brings it in */
+        OUTCOME_TIMEOUT, /* the watchdog ended the run (watchdog.h) */
         OUTCOME_NOT_RECORDED,
         OUTCOME_MEMBER_DROPPED,
         OUTCOME_GROUP_REMOVED,

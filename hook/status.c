@@ -18,6 +18,7 @@
 #include "counters.h"
 #include "finished.h"
 #include "fsutil.h"
+#include "intake.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -212,6 +213,9 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
         snprintf(pv->uid, sizeof(pv->uid), "%s", uid);
         /* Without the pod lock: the file is replaced by rename, never torn. */
         r = pod_state_load(state_fd, uid, &pv->st, &pv->why);
+        /* Containers left for gc and watch (intake.h) show as waiting. */
+        if ((r >= 0 || r == -ENOENT) && intake_view(state_fd, uid, &pv->st) > 0)
+                r = 0;
         if (r == -ENOENT)
                 return 0; /* its last poststop ran meanwhile */
         if (r < 0 && !pv->why && asprintf(&pv->why, "%s", strerror(-r)) < 0)
@@ -411,7 +415,7 @@ static int gather_pods(struct node_view *nv)
         if (r >= 0)
                 r = statedir_scan(fd, &pods, &n);
         for (size_t i = 0; r >= 0 && i < n; i++)
-                if (pods[i].members)
+                if (pods[i].members || pods[i].intake)
                         r = add_pod(nv, fd, pods[i].uid);
         if (r < 0)
                 return r;
@@ -607,7 +611,9 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
                        alive ? "alive" : "gone", unmonitored_code(unmonitored_of(m->reason)),
                        cell(b, m->reason));
                 if (alive && pod_member_is_waiting(m))
-                        printf("  (waiting for an RMID for %llu s)",
+                        printf("  (waiting for %s for %llu s)",
+                               unmonitored_of(m->reason) == UNMONITORED_BUSY ? "the locks"
+                                                                             : "an RMID",
                                (unsigned long long) pod_member_waited_sec(m));
                 putchar('\n');
         }

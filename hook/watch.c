@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "members.h"
+#include "pod.h"
 #include "pod_threads.h"
 #include "proc.h"
 #include "proc_events.h"
@@ -42,6 +43,10 @@
  * second wakes watch at most 100 times a second, and a lone exec is read at
  * once. */
 #define WATCH_BATCH_USEC 10000
+/* A pod whose container waits for the locks (an intake record, a member
+ * waiting, busy) is tried again this often while they are busy: it joins
+ * within milliseconds of the lock coming free. */
+#define WATCH_BUSY_RETRY_USEC 10000
 /* A connector socket that failed is opened again after this long. */
 #define WATCH_REOPEN_SEC 5
 /* watch.state is written at most this often while joins come in. */
@@ -88,6 +93,9 @@ struct watch {
         int lock_fd;                 /* STATEDIR_WATCH_LOCK, held; -EBADF until stateDir opens */
         struct watch_entry *entries; /* sorted by (kind, controller, path) */
         size_t n_entries;
+        char (*due)[POD_UID_LEN + 1]; /* pods with a container waiting for the locks */
+        size_t n_due;
+        int64_t due_at; /* now_usec() when they are tried (again) */
         struct watch_state state;
         bool state_dirty;
         int64_t state_written_at;
@@ -177,6 +185,58 @@ static int add_members(struct watch *w, const char *uid, const struct pod_state 
         return 0;
 }
 
+/* Pod uid has a container waiting for the locks: it is tried now. */
+static void mark_due(struct watch *w, const char *uid)
+{
+        char(*more)[POD_UID_LEN + 1];
+
+        w->due_at = now_usec();
+        for (size_t i = 0; i < w->n_due; i++)
+                if (strcmp(w->due[i], uid) == 0)
+                        return;
+        more = reallocarray(w->due, w->n_due + 1, sizeof(*more));
+        if (!more) {
+                log_error("out of memory");
+                return;
+        }
+        w->due = more;
+        (void) snprintf(w->due[w->n_due++], sizeof(*more), "%s", uid);
+}
+
+/* Does a member of st wait for the locks (createRuntime busy)? */
+static bool waits_for_locks(const struct pod_state *st)
+{
+        for (size_t i = 0; i < st->n_members; i++)
+                if (!st->members[i].monitored &&
+                    unmonitored_of(st->members[i].reason) == UNMONITORED_BUSY)
+                        return true;
+        return false;
+}
+
+/* The due pods' part of a pass (gc_pod_now), each within WATCH_JOIN_WAIT_MS:
+ * a pod still busy is tried again WATCH_BUSY_RETRY_USEC later, the others
+ * are done (what failed otherwise is the next pass's). */
+static void take_in_due(struct watch *w)
+{
+        unsigned wait_ms = w->config->lock_timeout_ms < WATCH_JOIN_WAIT_MS
+                               ? w->config->lock_timeout_ms
+                               : WATCH_JOIN_WAIT_MS;
+        size_t kept = 0;
+
+        for (size_t i = 0; i < w->n_due; i++) {
+                unsigned joined = 0;
+                int r = gc_pod_now(w->config, w->proc_fd, w->due[i], deadline_after_ms(wait_ms),
+                                   &joined);
+
+                w->state.joins_gc += joined;
+                w->state_dirty |= joined > 0;
+                if (r == -EBUSY)
+                        memcpy(w->due[kept++], w->due[i], sizeof(w->due[i]));
+        }
+        w->n_due = kept;
+        w->due_at = now_usec() + WATCH_BUSY_RETRY_USEC;
+}
+
 /* Reads pod uid's member file again (without the pod lock: a save replaces
  * it by rename, so it is read whole). Pods of another pid namespace are
  * left out: their pids mean nothing here. Not sorted yet. */
@@ -199,6 +259,8 @@ static void load_pod(struct watch *w, const char *uid)
         }
         if (pod_state_pids_are_ours(&st, w->env.pid_ns) && add_members(w, uid, &st) < 0)
                 log_error("out of memory");
+        if (pod_state_pids_are_ours(&st, w->env.pid_ns) && waits_for_locks(&st))
+                mark_due(w, uid);
         pod_state_done(&st);
 }
 
@@ -217,9 +279,12 @@ static void load_all(struct watch *w)
         forget_all(w);
         if (w->env.state_fd < 0 || statedir_scan(w->env.state_fd, &pods, &n) < 0)
                 return;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 if (pods[i].members)
                         load_pod(w, pods[i].uid);
+                if (pods[i].intake)
+                        mark_due(w, pods[i].uid);
+        }
         sort_entries(w);
 }
 
@@ -481,7 +546,8 @@ static void open_events(struct watch *w, bool first)
 }
 
 /* Reads what inotify says about stateDir: a member file replaced or
- * removed is read again; an overflow reads them all. */
+ * removed is read again; an intake record makes its pod due; an overflow
+ * reads them all. */
 static void read_state_changes(struct watch *w)
 {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -498,6 +564,11 @@ static void read_state_changes(struct watch *w)
                         if (ev->mask & IN_Q_OVERFLOW) {
                                 load_all(w);
                                 return;
+                        }
+                        if (ev->len > 0 && (ev->mask & IN_CREATE) &&
+                            statedir_parse_intake_name(ev->name, uid)) {
+                                mark_due(w, uid);
+                                continue;
                         }
                         if (ev->len == 0 || !statedir_parse_name(ev->name, uid, &kind) ||
                             kind != STATEDIR_MEMBERS)
@@ -522,7 +593,7 @@ static void watch_state_dir(struct watch *w)
         (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", w->env.state_fd);
         if (w->inotify_fd < 0 || inotify_add_watch(w->inotify_fd, path,
                                                    IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE |
-                                                       IN_DELETE | IN_ONLYDIR) < 0) {
+                                                       IN_DELETE | IN_CREATE | IN_ONLYDIR) < 0) {
                 log_warning("cannot watch state directory '%s' (%m): its changes are read at "
                             "gc's passes",
                             w->config->state_dir);
@@ -599,7 +670,7 @@ static void save_state(struct watch *w)
 
 /* Milliseconds until the first of: the next pass, a socket's reopening,
  * the end of a batch's wait, a pending write of watch.state (only while
- * stateDir is open to take it). */
+ * stateDir is open to take it), the next try of the due pods. */
 static int poll_timeout(const struct watch *w)
 {
         int64_t now = now_usec(), until = w->next_pass;
@@ -611,6 +682,8 @@ static int poll_timeout(const struct watch *w)
         if (w->state_dirty && w->env.state_fd >= 0 &&
             w->state_written_at + WATCH_STATE_EVERY_USEC < until)
                 until = w->state_written_at + WATCH_STATE_EVERY_USEC;
+        if (w->n_due > 0 && w->due_at < until)
+                until = w->due_at;
         return until <= now ? 0 : (int) ((until - now + 999) / 1000);
 }
 
@@ -632,6 +705,8 @@ __attribute__((noreturn)) static void run(struct watch *w)
                 /* Member files first: a container recorded before its exec is known then. */
                 if (fds[0].revents)
                         read_state_changes(w);
+                if (w->n_due > 0 && now_usec() >= w->due_at)
+                        take_in_due(w);
                 if (fds[1].revents) {
                         read_events(w);
                         w->events_after = now_usec() + WATCH_BATCH_USEC;
