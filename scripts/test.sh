@@ -9,7 +9,8 @@
 #   static  clang-tidy over common/ and hook/ (.clang-tidy); clang-format check of every C file
 #   fuzz    each libFuzzer target for FUZZ_SECONDS (default 20)       BUILD_DIR-fuzz
 #   test    every suite of the gcc build, valgrind memcheck included; last, so that
-#           the output ends with ctest's summary
+#           the output ends with ctest's summary, then a line "== end" with
+#           every stage's time (also after a stage failed)
 #   scripts/test.sh [BUILD_DIR]        default: build
 # asan and test fail, too, when ctest leaves something of its run on the machine
 # (a cgroup, a mount, a process: scripts/leftovers.sh, the naming rule in
@@ -30,6 +31,8 @@ stage() { # NAME
         stage_time=""
         echo "== $1${times:+ (so far:$times)}"
 }
+
+trap 'stage end' EXIT
 
 stage deps
 "$top/scripts/install-deps.sh"
