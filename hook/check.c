@@ -31,6 +31,7 @@
 #include "statedir.h"
 #include "watch_state.h"
 #include "text.h"
+#include "watchdog.h"
 
 /* Where CRI-O and Podman look for oci-hooks(5) files by default, and where
  * OpenShift puts them. */
@@ -519,8 +520,12 @@ static void note_stages(json_t *stages, struct hooks_seen *seen)
 }
 
 /* What a run does besides waiting (reading /proc, mkdir, the tasks writes,
- * two saves) takes milliseconds; this leaves it ample room on a busy node. */
+ * two saves) takes milliseconds, and its watchdog ends it
+ * WATCHDOG_AFTER_DEADLINE_MS past its deadline at the latest; this leaves
+ * room for that, and for the process's start and exit on a busy node. */
 #define HOOK_WORK_MARGIN_MS 1000u
+_Static_assert(HOOK_WORK_MARGIN_MS >= 2 * WATCHDOG_AFTER_DEADLINE_MS,
+               "the watchdog must end a run well within the hooks.d timeout check wants");
 
 /* The runtime kills a hook at hook.timeout, which fails the container
  * whatever failurePolicy says: the run's deadline (lockTimeoutMs) must end

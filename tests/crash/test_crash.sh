@@ -28,6 +28,12 @@
 # SCENARIO "waiting": the same container, left unmonitored by createRuntime
 # for want of an RMID, and a gc pass that brings it in once one is free;
 # after the next pass it is as "join" has it.
+# SCENARIO "intake": the same container, whose createRuntime found its
+# pod's lock busy and left an intake record; killed at every call of that
+# createRuntime, then of the gc pass that takes the record in. After the
+# lock is free and gc has run, the container is a member once or, killed
+# before its record was linked, not at all; no record is left, none is
+# taken in twice; a pass killed while taking one in leaves it to the next.
 # SCENARIO "abmc": "own" with assignable bandwidth counters (8 in the domain)
 # and mbmEvents [mbm_total_bytes], so that createRuntime gives up a counter
 # after mkdir; after gc no group of the hook's holds an mbm_local_bytes
@@ -37,7 +43,7 @@
 # those each fault only where it can tell something (injection_points).
 #   test_crash.sh HOOK RESCTRLFS [FAULTS [SCENARIO]]
 #     FAULTS default: "signal=KILL error=EIO error=ENOSPC";
-#     SCENARIO: own | foreign | join | adopt | waiting | abmc
+#     SCENARIO: own | foreign | join | adopt | waiting | intake | abmc
 set -u
 
 FAULTS=${3:-signal=KILL error=EIO error=ENOSPC}
@@ -352,6 +358,51 @@ waiting_setup() {
         poststop f1 "$FILLER_UID"
 }
 
+# The pod's lock held (its lock file made first, as a busy pod has one)
+# until release_pod_lock.
+hold_pod_lock() {
+        : >>"$STATE/$UID1.lock"
+        (exec 9>>"$STATE/$UID1.lock" && flock 9 && exec sleep 1000) &
+        POD_LOCK_HOLDER=$!
+        HOLDERS+=("$POD_LOCK_HOLDER")
+        wait_for "$WAIT_PROCESS" "the pod's lock held" lock_held "$STATE/$UID1.lock" || exit 1
+}
+release_pod_lock() { stop "$POD_LOCK_HOLDER"; }
+
+# The same container, left by createRuntime as an intake record: its pod's
+# lock was busy.
+intake_setup() {
+        container_setup
+        hold_pod_lock
+        create c1 "$JOIN_P" "$UID1" || fail "setup create"
+        release_pod_lock
+        [ -e "$STATE/$UID1.intake.c1" ] || fail "setup: no intake record"
+}
+
+# Kills or fails, at every call, the createRuntime that leaves the intake
+# record; once the lock is free, two gc passes: the container a member once,
+# in the group, or (killed before the link) not recorded at all.
+crash_intake_create() { # FAULT POINTS...
+        local fault=$1 n
+        shift
+        for point in "$@"; do
+                container_setup
+                hold_pod_lock
+                injected createRuntime "$(state c1 "$JOIN_P" "$UID1")" "${point%%:*}:$fault:when=${point#*:}"
+                release_pod_lock
+                gc >/dev/null
+                gc >"$WORK/gc.out"
+                check_invariants
+                [ -z "$(ls "$STATE"/*.intake.* 2>/dev/null)" ] || fail "an intake record is left"
+                n=$(jq '.members | length' "$STATE/$UID1.members" 2>/dev/null)
+                [ "${n:-0}" -le 1 ] || fail "the container recorded twice"
+                [ "${n:-0}" -eq 0 ] || has_task "$MNT/mon_groups/$UID1" "$JOIN_P" ||
+                        fail "recorded, not brought in"
+                join_teardown
+                check_pod_gone "after createRuntime"
+        done
+}
+
 # The container of container_setup, not created but written down as runc
 # would have: RUNC_ROOT/c1/state.json.
 adopt_setup() {
@@ -385,6 +436,9 @@ poststop_json() {
 if [ "$SCENARIO" = abmc ]; then
         mount_emulator --ctrl-groups gold --mbm-counters 8
         write_config "mbmEvents: [mbm_total_bytes]"
+elif [ "$SCENARIO" = intake ]; then
+        mount_emulator --ctrl-groups gold
+        write_config "lockTimeoutMs: 200"
 elif [ "$SCENARIO" = waiting ]; then
         # RMIDs for the root, gold, the bystander and one pod.
         mount_emulator --ctrl-groups gold --num-rmids 4
@@ -397,12 +451,29 @@ fi
 sleeper bystander
 create b1 "$bystander" "$BYSTANDER_UID"
 
-if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ] || [ "$SCENARIO" = waiting ]; then
+if [ "$SCENARIO" = join ] || [ "$SCENARIO" = adopt ] || [ "$SCENARIO" = waiting ] ||
+        [ "$SCENARIO" = intake ]; then
         root=$(private_cgroup any) || { echo "no cgroup hierarchy mounted"; exit 77; }
         CG=$root/c1
         mkdir "$CG"
         stage=gc setup=join_setup
         [ "$SCENARIO" = waiting ] && setup=waiting_setup
+        if [ "$SCENARIO" = intake ]; then
+                setup=intake_setup
+                container_setup
+                hold_pod_lock
+                injection_points createRuntime "$(state c1 "$JOIN_P" "$UID1")" "$WORK/create.points"
+                release_pod_lock
+                [ -e "$STATE/$UID1.intake.c1" ] || { echo "FAIL: createRuntime left no intake record"; exit 1; }
+                join_teardown
+                listed createRuntime "$WORK/create.points" || { echo "FAIL: too few system calls listed"; exit 1; }
+                for fault in $FAULTS; do
+                        before=$failed
+                        mapfile -t points < <(points "$WORK/create.points" "$fault")
+                        crash_intake_create "$fault" "${points[@]}"
+                        echo "createRuntime, $fault: $((failed - before)) failures"
+                done
+        fi
         if [ "$SCENARIO" = adopt ]; then
                 RUNC_ROOT=$WORK/runc
                 mkdir -p -m 0700 "$RUNC_ROOT"
