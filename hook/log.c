@@ -47,7 +47,8 @@ bool log_enabled(int level)
 
 /* The line of a message: stage, container, message, error; escaped into
  * safe. false when there is none. */
-static bool format_line(char safe[static 4 * LOG_LINE_MAX], int error, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static bool
+format_line(char safe[static 4 * LOG_LINE_MAX], int error, const char *fmt, va_list ap)
 {
         char msg[LOG_LINE_MAX], line[LOG_LINE_MAX];
         int n;
