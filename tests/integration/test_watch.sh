@@ -273,7 +273,7 @@ test_one_a_state_dir() {
 test_waits_for_resctrl() {
         mount_emulator
         write_config
-        fusermount3 -u "$MNT"
+        unmount_emulator
         rm -f "$STATE/watch.state"
         "$HOOK" --config "$CONFIG" watch --interval 1 >"$WOUT" 2>"$WERR" &
         WATCH=$!

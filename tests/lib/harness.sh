@@ -181,10 +181,18 @@ check() { # DESCRIPTION COMMAND...
 }
 
 mount_emulator() { # [resctrlfs options]
-        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; fi
+        unmount_emulator || exit 1
         rm -rf "$STATE"
         mkdir -p "$MNT"
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
+}
+
+# The emulator at $MNT unmounted. A mount can stay busy a moment after its
+# last user is gone (a mount namespace that copied it, still being torn
+# down): it is tried again until it goes.
+unmount_emulator() {
+        mountpoint -q "$MNT" || return 0
+        wait_for "$WAIT_PROCESS" "$MNT unmounted" fusermount3 -u -q "$MNT"
 }
 
 # Sets runtime_roots (write_config) to a runtime root holding a container's
