@@ -811,8 +811,11 @@ ds_stop() {
         rc=$(pm inspect --format '{{.State.ExitCode}}' "$ds")
         [ "$rc" = 0 ] || fail "the container exited $rc on SIGTERM: $(ds_log | tail -n 5)"
         ds_log_has "stopped; the hook's registration stays as it is" || fail "no word of stopping: $(ds_log | tail -n 5)"
-        pm rm -f "$ds" >/dev/null 2>&1 || fail "podman rm $ds"
+        # A moment after the stop, conmon's `podman container cleanup` can
+        # still hold the container: rm is tried again until it is gone.
+        wait_for "$WAIT_RUNTIME" "podman rm $ds" ds_rm || fail "podman rm $ds: $(cat "$tmp/rm.out")"
 }
+ds_rm() { pm rm -f "$ds" >"$tmp/rm.out" 2>&1; }
 
 # The node's state, what the bad inputs must not change: the registration,
 # the installed files, the hook's state, the groups and their tasks.
