@@ -27,14 +27,22 @@ logs=$build/flake-hunt
 mkdir -p "$logs"
 rm -f "$logs"/run-*.log
 
-# stress-ng in a session of its own: stopping its group stops its workers.
-# ctest in the background, so that a signal is handled at once: the run
-# stopped, then stress-ng.
+# stress-ng and each ctest run in sessions of their own: a signal to a
+# session's group reaches every process of it. ctest runs in the background,
+# so that a signal here is handled at once: the run gets SIGINT, as from a
+# terminal's ^C (ctest lets its tests clean up then, not on SIGTERM), and up
+# to a minute to end; then stress-ng is stopped.
 setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
 stress=$!
 run=
 stop() {
-        [ -z "$run" ] || { kill -TERM "$run" 2>/dev/null; wait "$run"; }
+        if [ -n "$run" ]; then
+                kill -INT -- "-$run" 2>/dev/null
+                for _ in $(seq 600); do
+                        kill -0 -- "-$run" 2>/dev/null || break
+                        sleep 0.1
+                done
+        fi
         kill -TERM -- "-$stress" 2>/dev/null
         wait "$stress" 2>/dev/null
 }
@@ -45,7 +53,7 @@ trap 'exit 143' TERM
 
 for i in $(seq "$runs"); do
         start=$(date +%s)
-        (cd "$build" && exec ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1 &
+        (cd "$build" && exec setsid ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1 &
         run=$!
         wait "$run"
         run=
