@@ -17,7 +17,6 @@
 #include "oci.h"
 #include "pod_threads.h"
 #include "proc.h"
-#include "rdt.h"
 #include "runstate.h"
 #include "stage.h"
 
@@ -42,12 +41,8 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
                 return;
         if (pod_session_lock(&e, pod->uid, a->config->lock_timeout_ms, &s) >= 0 &&
             pod_session_load(&s, NULL) >= 0 && (m = pod_state_find_member(&s.st, id)) &&
-            m->monitored && pod_env_lock_resctrl(&e) >= 0) {
-                if (pod_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
-                        (void) pod_member_join_cgroup(&s, &a->cgroups, m, in, n_in, &joined,
-                                                      &elsewhere);
-                rdt_unlock(e.root_fd);
-        }
+            m->monitored && pod_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
+                (void) pod_member_join_cgroup(&s, &a->cgroups, m, in, n_in, &joined, &elsewhere);
         (void) pod_session_close(&s);
         pod_env_close(&e);
         if (joined + elsewhere > 0)

@@ -746,7 +746,7 @@ static void cover_pod(struct checker *k, int state_fd, const char *uid, struct c
         /* State of an earlier boot names nothing that runs: gc removes it.
          * Containers left for gc and watch (intake.h) count as waiting. */
         r = pod_state_load(state_fd, uid, &st, NULL);
-        if ((r >= 0 || r == -ENOENT) && intake_view(state_fd, uid, &st) > 0)
+        if ((r >= 0 || r == -ENOENT) && intake_view(state_fd, uid, c->pid_ns, c->boot_id, &st) > 0)
                 r = 0;
         if (r < 0 || pod_state_of_other_boot(&st, c->boot_id, c->pid_ns))
                 return;

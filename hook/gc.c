@@ -158,9 +158,9 @@ static void complete_member(struct gc *gc, struct pod_session *s, struct member 
  * tasks are in): what a runtime exec'd into a container since the last
  * pass, or what a re-made group lost. Said when some joined; threads the
  * kernel keeps in another control group are counted with them (each pass
- * tries them again: only the kernel can say where a thread is). Under the
- * resctrl lock, in turns of its budget: -ENOLCK when it could not be taken
- * again after one (pod_member_join_cgroup), else 0. */
+ * tries them again: only the kernel can say where a thread is). Without
+ * the resctrl lock: each join takes it, in turns of its budget; -ENOLCK
+ * when one could not have it in time (pod_member_join_cgroup), else 0. */
 static int join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, const pid_t *in,
                         size_t n_in)
 {
@@ -370,8 +370,10 @@ static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const ch
 
 /* The group of live members: make it if it is missing (why says for whom),
  * and put back every member whose init is not in it (a hook killed before
- * its tasks write, the re-creation, a member that waited). Under the
- * resctrl lock. What pod_group_claim returns: 1 made, 0 there, or -errno. */
+ * its tasks write, the re-creation, a member that waited), under the
+ * resctrl lock; then the rest of their containers' threads, the joins
+ * taking it for themselves. What pod_group_claim returns: 1 made, 0 there,
+ * or -errno. */
 static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
 {
         const struct pod_env *e = &gc->env;
@@ -390,19 +392,27 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         if (!made)
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
+        if (rejoined == -ENOLCK) {
+                gc->busy = true; /* the rest is the next pass's */
+                return made;
+        }
+        /* The joins walk the containers' threads without the lock, and take
+         * it for their writes, in turns. */
+        rdt_unlock(e->root_fd);
+        locked = -EBADF;
         /* The inits went in: what the join compares with. */
         if ((made || rejoined > 0) && !s->dry_run) {
                 free(TAKE_PTR(in));
                 tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         }
-        if (rejoined == -ENOLCK ||
-            (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK)) {
-                gc->busy = true; /* the rest is the next pass's */
+        if (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK) {
+                gc->busy = true;
                 return made;
         }
         /* mbmEvents on every group of the hook's: what a killed createRuntime
          * did not give up, or what the operator narrowed it to since. */
-        if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned)
+        if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned &&
+            (locked = pod_env_lock_resctrl(e)) >= 0)
                 (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
         return made;
 }
@@ -689,9 +699,12 @@ static int gc_pod(struct gc *gc, const struct statedir_pod *p)
                 return 0;
         }
         /* A lock file without state is taken only if free at once: a hook
-         * holding it is about to write the state. */
+         * holding it is about to write the state. A pass with a deadline
+         * (watch's of one pod) waits no longer than that. */
         if (timeout > GC_POD_LOCK_TIMEOUT_MS)
                 timeout = GC_POD_LOCK_TIMEOUT_MS;
+        if (gc->env.deadline != 0 && timeout > pod_env_wait_ms(&gc->env))
+                timeout = pod_env_wait_ms(&gc->env);
         r = pod_session_lock(&gc->env, p->uid, p->members || p->intake ? timeout : 0, &s);
         gc->busy |= r == -ETIMEDOUT;
         if (r < 0) {

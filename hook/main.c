@@ -386,7 +386,7 @@ int main(int argc, char **argv)
         deadline = usec_after_ms(start, config.lock_timeout_ms);
         if (!a.usage_error) {
                 r = watchdog_arm(deadline, exit_status(&a, &config, &problems, -ETIME),
-                                 a.stage_name);
+                                 a.stage_name, config.state_dir);
                 if (r < 0)
                         log_warning_errno(r, "cannot arm the watchdog; the run relies on its "
                                              "deadline");

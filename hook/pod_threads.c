@@ -113,19 +113,32 @@ static void join_forget(struct join *j)
         j->others_read = false;
 }
 
+/* Where the join finds a thread (in_default_group). */
+enum {
+        THREAD_ELSEWHERE = 0, /* another monitoring or control group: never taken */
+        THREAD_DEFAULT = 1,   /* the control group's default monitoring group */
+        THREAD_OURS = 2,      /* the pod's group already */
+};
+
 /* Is thread tid in the default monitoring group of j->ctrl, from which only
  * the hook's joins take it? A thread in another monitoring group (another
  * monitor's: pqos, an NRI plugin, the application) or control group is
  * never taken. The kernel says where it is in /proc/<tid>/cpu_resctrl_groups;
  * without that file, it is where no other monitoring group of ctrl lists
- * it. 1, 0, -ESRCH when it is gone, -errno. */
+ * it (and one already in the pod's group is taken for the default's: its
+ * write changes nothing). A THREAD_* value, -ESRCH when it is gone,
+ * -errno. */
 static int in_default_group(struct join *j, pid_t tid)
 {
         _cleanup_free_ char *ctrl = NULL, *mon = NULL;
         int r = rdt_task_mon_group(j->proc_fd, tid, &ctrl, &mon);
 
+        if (r >= 0 && strcmp(ctrl, j->ctrl) != 0)
+                return THREAD_ELSEWHERE;
         if (r >= 0)
-                return !mon && strcmp(ctrl, j->ctrl) == 0;
+                return !mon                       ? THREAD_DEFAULT
+                       : strcmp(mon, j->uid) == 0 ? THREAD_OURS
+                                                  : THREAD_ELSEWHERE;
         if (r != -ENOENT)
                 return r;
         if (j->kernel_says < 0)
@@ -182,6 +195,8 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
                 return -ESRCH;
         if (r > 0)
                 r = in_default_group(&j, m->pid);
+        if (r == THREAD_OURS)
+                return 1;
         if (r > 0 && !s->dry_run)
                 r = write_pinned(&j, m->pid, pin, &elsewhere);
         if (r < 0 && r != -ESRCH)
@@ -199,7 +214,44 @@ int pod_member_can_join(struct pod_session *s, const struct member *m)
 
         if (r == 0)
                 return -ESRCH;
-        return r < 0 ? r : in_default_group(&j, m->pid);
+        if (r > 0)
+                r = in_default_group(&j, m->pid);
+        return r < 0 ? r : r != THREAD_ELSEWHERE;
+}
+
+/* Has the resctrl lock for the join's next write: taken at the first, and
+ * in turns of its budget after that (pod_env_take_turn). Each time it is
+ * taken, what was read under an earlier hold is forgotten and the group is
+ * looked for again. 1 with the lock held and the group there; 0 when the
+ * group is gone; -ENOLCK when the lock was not had in time, *held false;
+ * each said. */
+static int hold_for_join(struct pod_session *s, const struct member *m, struct join *j, bool *held)
+{
+        const struct pod_env *e = s->env;
+        int r;
+
+        if (*held) {
+                r = pod_env_take_turn(e);
+                *held = r != -ENOLCK;
+                if (r <= 0)
+                        return r == 0 ? 1 : r;
+        } else {
+                r = rdt_lock(e->root_fd, pod_env_wait_ms(e));
+                if (r < 0)
+                        return log_warning_errno(-ENOLCK,
+                                                 "cannot take the resctrl lock to join the "
+                                                 "threads of container %s of pod %s; the next "
+                                                 "pass joins them",
+                                                 m->id, s->uid);
+                *held = true;
+        }
+        join_forget(j);
+        if (rdt_mon_group_exists(e->root_fd, m->ctrl, s->uid) != 0)
+                return 1;
+        log_warning("group of pod %s in %s was removed by someone else while the threads of "
+                    "container %s joined; the next pass makes it again",
+                    s->uid, ctrl_display(m->ctrl), m->id);
+        return 0;
 }
 
 /* Joins thread tid of member m's container, pinned from before the checks
@@ -221,9 +273,9 @@ static int join_thread(struct pod_session *s, const struct cgroup_mounts *mounts
         }
         if (r >= 0)
                 r = in_default_group(j, tid);
-        if (r == 0)
+        if (r == THREAD_ELSEWHERE)
                 (*ret_elsewhere)++;
-        if (r == -ESRCH)
+        if (r == -ESRCH || r == THREAD_OURS) /* gone, or in since the group's tasks were read */
                 return 0;
         if (r <= 0)
                 return r;
@@ -238,7 +290,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         _cleanup_(join_done) struct join j = JOIN_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
         _cleanup_free_ pid_t *threads = NULL;
         size_t n_threads = 0;
-        bool cut;
+        bool cut, held = false;
         int r;
 
         *ret_joined = *ret_elsewhere = 0;
@@ -257,33 +309,26 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
-                /* Under the resctrl lock, and for createRuntime below the
-                 * runtime's timeout: what is left past the run's deadline
-                 * waits for the next gc or watch pass. */
+                /* For createRuntime, below the runtime's timeout: what is
+                 * left past the run's deadline waits for the next gc or
+                 * watch pass. */
                 if (e->deadline != 0 && now_usec() >= e->deadline) {
                         log_warning("out of time (lockTimeoutMs) joining the threads of "
                                     "container %s of pod %s; the rest waits for the next pass",
                                     m->id, s->uid);
                         break;
                 }
-                /* Thousands of threads go in turns of the hold budget. */
-                r = pod_env_take_turn(e);
-                if (r == -ENOLCK)
-                        return r;
-                if (r > 0) {
-                        join_forget(&j);
-                        if (rdt_mon_group_exists(e->root_fd, m->ctrl, s->uid) == 0) {
-                                log_warning("group of pod %s in %s was removed by someone else "
-                                            "while the threads of container %s joined; the "
-                                            "next pass makes it again",
-                                            s->uid, ctrl_display(m->ctrl), m->id);
-                                return 0;
-                        }
-                }
+                r = hold_for_join(s, m, &j, &held);
+                if (r <= 0)
+                        break;
                 r = join_thread(s, mounts, m, &j, threads[i], ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;
         }
+        if (held)
+                rdt_unlock(e->root_fd);
+        if (r == 0 || r == -ENOLCK) /* the group gone, or the lock not had: said */
+                return r;
         if (r == -EXDEV)
                 return log_warning_errno(r,
                                          "cannot tell which threads are container %s's: this "
@@ -326,7 +371,7 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                 for (size_t k = 0; k < n; k++) {
                         if (pid_list_has(in, n_in, threads[k]))
                                 ret->in++;
-                        else if (in_default_group(&j, threads[k]) == 0)
+                        else if (in_default_group(&j, threads[k]) == THREAD_ELSEWHERE)
                                 ret->elsewhere++;
                 }
         }

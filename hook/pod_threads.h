@@ -36,13 +36,15 @@ int pod_member_can_join(struct pod_session *s, const struct member *m);
  * group are counted in *ret_elsewhere and left there. A thread whose id was
  * reused by one outside the container between the read and the write is put
  * back; threads that exit meanwhile are skipped; a thread already in the
- * group costs no write. gc --dry-run: counts what it would join. Caller
- * holds the resctrl lock, exclusive. It joins in turns of the hold budget
- * (pod_env_take_turn), checking between turns that the group is still
- * there. Past the session's deadline (pod_env's, where it has one) it
- * stops, saying so: the rest is the next pass's. 0 with *ret_joined;
- * -ENOLCK when the lock could not be taken again after a turn (the caller
- * holds it no longer); or -errno (logged). */
+ * group costs no write (in may be read without the lock: one that joined
+ * since is found in the group then). gc --dry-run: counts what it would
+ * join. The caller does not hold the resctrl lock: the walk of the
+ * container's threads needs none, and the join takes it for its writes
+ * only, in turns of the hold budget (pod_env_take_turn), checking each time
+ * that the group is still there. Past the session's deadline (pod_env's,
+ * where it has one) it stops, saying so: the rest is the next pass's. 0
+ * with *ret_joined; -ENOLCK when the lock was not had in time; or -errno;
+ * each said. */
 int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mounts,
                            const struct member *m, const pid_t *in, size_t n_in,
                            unsigned *ret_joined, unsigned *ret_elsewhere);

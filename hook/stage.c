@@ -57,22 +57,15 @@ const char *hook_outcome_name(enum hook_outcome o)
         return hook_outcome_names[o];
 }
 
-/* Opens resctrl and stateDir for the run; the watchdog counts there. */
+/* Opens resctrl and stateDir for the run, within its deadline. */
 static int env_open(const struct hook_ctx *ctx, struct pod_env *e)
 {
         int r = pod_env_open(ctx->config, ctx->proc_fd, e);
 
         if (r < 0)
-                return r;
+                pod_env_close(e);
         e->deadline = ctx->deadline;
-        watchdog_set_state_dir(e->state_fd);
-        return 0;
-}
-
-static void env_close(struct pod_env *e)
-{
-        watchdog_set_state_dir(-1);
-        pod_env_close(e);
+        return r;
 }
 
 /* Locks and loads the pod. -ETIMEDOUT, not logged, when its lock is busy
@@ -202,37 +195,54 @@ static void find_cgroups(const struct hook_ctx *ctx, const char *cgroups_path,
         ret->has_pod = runtime_pod_cgroup(&ret->cgroup, ctx->pod->uid, &ret->pod) == 1;
 }
 
-/* Puts the threads of the other live members of (pod, ctrl), and all of
- * their cgroups', back into a group that had to be made again: someone
- * removed it, which moved them out, or a killed run never made it. In
- * turns of the resctrl lock's budget, within the run's deadline: 0, or
- * -ENOLCK when the lock could not be taken again after a turn (logged); the
- * rest is the next pass's either way. */
-static int rejoin_members(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+/* Is m another live member of (pod, ctrl) than the container of ctx, whose
+ * threads a group made again must get back? */
+static bool rejoins(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                    const struct member *m)
 {
-        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
+        const char *why;
 
-        (void) cgroup_mounts_open(ctx->proc_fd, &mounts); /* without: the inits alone */
+        return (m->monitored || pod_member_is_pending(m)) && strcmp(m->ctrl, ctrl) == 0 &&
+               strcmp(m->id, ctx->state->id) != 0 &&
+               pod_member_is_live(s->env, m, &why) == 1; /* else its poststop or gc drops it */
+}
+
+/* Puts the inits of the other live members of (pod, ctrl) back into a group
+ * that had to be made again: someone removed it, which moved them out, or a
+ * killed run never made it. Under the resctrl lock, in turns of its budget:
+ * 0, or -ENOLCK when it could not be taken again after one (logged). */
+static int rejoin_inits(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
         for (size_t i = 0; i < s->st.n_members; i++) {
-                const struct member *m = &s->st.members[i];
-                _cleanup_free_ pid_t *in = NULL;
-                unsigned joined, elsewhere;
-                const char *why;
-                size_t n_in;
-
-                if (!(m->monitored || pod_member_is_pending(m)) || strcmp(m->ctrl, ctrl) != 0 ||
-                    strcmp(m->id, ctx->state->id) == 0)
-                        continue;
-                if (pod_member_is_live(s->env, m, &why) != 1) /* its poststop or gc drops it */
+                if (!rejoins(ctx, s, ctrl, &s->st.members[i]))
                         continue;
                 if (pod_env_take_turn(s->env) == -ENOLCK)
                         return -ENOLCK;
-                (void) pod_member_rejoin(s, m);
-                if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) >= 0 &&
-                    pod_member_join_cgroup(s, &mounts, m, in, n_in, &joined, &elsewhere) == -ENOLCK)
-                        return -ENOLCK;
+                (void) pod_member_rejoin(s, &s->st.members[i]);
         }
         return 0;
+}
+
+/* The rest of those members' threads, all of their cgroups', within the
+ * run's deadline: the joins take the resctrl lock for themselves. What is
+ * left, or could not have the lock in time, is the next pass's (said). */
+static void rejoin_cgroups(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl)
+{
+        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in;
+
+        (void) cgroup_mounts_open(ctx->proc_fd, &mounts); /* without: the inits alone */
+        if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) < 0)
+                return;
+        for (size_t i = 0; i < s->st.n_members; i++) {
+                unsigned joined, elsewhere;
+
+                if (rejoins(ctx, s, ctrl, &s->st.members[i]) &&
+                    pod_member_join_cgroup(s, &mounts, &s->st.members[i], in, n_in, &joined,
+                                           &elsewhere) == -ENOLCK)
+                        return;
+        }
 }
 
 /* A group just made, with ABMC: keeps the counters of the events mbmEvents
@@ -359,7 +369,8 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
 }
 
 /* Claims the pod's group in ctrl, making it if missing, and moves the init's
- * threads into it, under the resctrl lock. 1 when the container is
+ * threads into it, under the resctrl lock; a group made again gets the
+ * other members' threads back, their inits first. 1 when the container is
  * monitored; 0 when it cannot be (out of RMIDs, class mismatch, control
  * group gone), with *ret_reason; -ETIMEDOUT or -ENOLCK when the resctrl
  * lock was not had, or not had again, before the run's deadline (not
@@ -368,7 +379,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                       bool recorded, bool interrupted, char **ret_reason)
 {
         _cleanup_(rdt_unlockp) int locked = -EBADF;
-        int created, r;
+        int created, moved, r;
 
         r = rdt_lock(s->env->root_fd, pod_env_wait_ms(s->env));
         if (r == -ETIMEDOUT)
@@ -393,11 +404,17 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                         log_warning("group of pod %s in %s was removed by someone else; "
                                     "re-created it",
                                     ctx->pod->uid, ctrl_display(ctrl));
-                r = rejoin_members(ctx, s, ctrl);
+                r = rejoin_inits(ctx, s, ctrl);
                 if (r < 0)
                         return r;
         }
-        return move_process(ctx, s, ctrl, created, ret_reason);
+        moved = move_process(ctx, s, ctrl, created, ret_reason);
+        if (created && recorded) {
+                rdt_unlock(s->env->root_fd);
+                locked = -EBADF;
+                rejoin_cgroups(ctx, s, ctrl);
+        }
+        return moved;
 }
 
 /* What createRuntime knows of its container before any lock. */
@@ -657,7 +674,7 @@ int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
         /* Recorded, or left: the watchdog has nothing more to leave. */
         watchdog_set_intake(NULL);
         intake_discard(&intake);
-        env_close(&e);
+        pod_env_close(&e);
         return r < 0 ? r : q;
 }
 
@@ -735,6 +752,6 @@ int stage_poststop(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
         else if (r >= 0)
                 r = poststop_in_session(ctx, &s, ret_outcome);
         q = session_close(&s);
-        env_close(&e);
+        pod_env_close(&e);
         return r < 0 ? r : q;
 }

@@ -214,7 +214,8 @@ static int add_pod(struct node_view *nv, int state_fd, const char *uid)
         /* Without the pod lock: the file is replaced by rename, never torn. */
         r = pod_state_load(state_fd, uid, &pv->st, &pv->why);
         /* Containers left for gc and watch (intake.h) show as waiting. */
-        if ((r >= 0 || r == -ENOENT) && intake_view(state_fd, uid, &pv->st) > 0)
+        if ((r >= 0 || r == -ENOENT) &&
+            intake_view(state_fd, uid, nv->pid_ns, nv->boot_id, &pv->st) > 0)
                 r = 0;
         if (r == -ENOENT)
                 return 0; /* its last poststop ran meanwhile */

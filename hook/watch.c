@@ -44,9 +44,13 @@
  * once. */
 #define WATCH_BATCH_USEC 10000
 /* A pod whose container waits for the locks (an intake record, a member
- * waiting, busy) is tried again this often while they are busy: it joins
- * within milliseconds of the lock coming free. */
+ * waiting, busy) is tried again this often while they are busy, each try
+ * waiting for them this long at most (more than a hold's budget, rdt.h, and
+ * the polls around it): it joins within milliseconds of the lock coming
+ * free, and a pod busy for long (a gc pass's join of thousands of threads)
+ * delays the exec events by one such wait a try. */
 #define WATCH_BUSY_RETRY_USEC 10000
+#define WATCH_BUSY_WAIT_MS 50u
 /* A connector socket that failed is opened again after this long. */
 #define WATCH_REOPEN_SEC 5
 /* watch.state is written at most this often while joins come in. */
@@ -213,20 +217,17 @@ static bool waits_for_locks(const struct pod_state *st)
         return false;
 }
 
-/* The due pods' part of a pass (gc_pod_now), each within WATCH_JOIN_WAIT_MS:
+/* The due pods' part of a pass (gc_pod_now), each within WATCH_BUSY_WAIT_MS:
  * a pod still busy is tried again WATCH_BUSY_RETRY_USEC later, the others
  * are done (what failed otherwise is the next pass's). */
 static void take_in_due(struct watch *w)
 {
-        unsigned wait_ms = w->config->lock_timeout_ms < WATCH_JOIN_WAIT_MS
-                               ? w->config->lock_timeout_ms
-                               : WATCH_JOIN_WAIT_MS;
         size_t kept = 0;
 
         for (size_t i = 0; i < w->n_due; i++) {
                 unsigned joined = 0;
-                int r = gc_pod_now(w->config, w->proc_fd, w->due[i], deadline_after_ms(wait_ms),
-                                   &joined);
+                int r = gc_pod_now(w->config, w->proc_fd, w->due[i],
+                                   deadline_after_ms(WATCH_BUSY_WAIT_MS), &joined);
 
                 w->state.joins_gc += joined;
                 w->state_dirty |= joined > 0;
@@ -366,8 +367,8 @@ static int needs_join(struct watch *w, const char *uid, const char *ctrl, pid_t 
         return !pid_list_has(in, n_in, pid);
 }
 
-/* Joins the container of entry e, as gc's pass would, under the pod lock
- * and then the resctrl lock, both within WATCH_JOIN_WAIT_MS: every thread
+/* Joins the container of entry e, as gc's pass would, under the pod lock,
+ * the join taking the resctrl lock, both within WATCH_JOIN_WAIT_MS: every thread
  * of its recorded cgroup that is not in the pod's group, the exec'd one and
  * what it forked meanwhile (pod_member_join_cgroup, with its pid safety).
  * The member must still be recorded and monitored. A pod or resctrl busy
@@ -402,14 +403,10 @@ static int join_container(struct watch *w, const struct watch_entry *e, unsigned
                 ? pod_state_find_member(&s.st, e->member)
                 : NULL;
         if (m && m->monitored) {
-                r = rdt_lock(w->env.root_fd, pod_env_wait_ms(&w->env));
-                if (r >= 0) {
-                        r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s.uid, &in, &n_in);
-                        if (r >= 0)
-                                r = pod_member_join_cgroup(&s, &w->mounts, m, in, n_in, ret_joined,
-                                                           &elsewhere);
-                        rdt_unlock(w->env.root_fd);
-                }
+                r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s.uid, &in, &n_in);
+                if (r >= 0)
+                        r = pod_member_join_cgroup(&s, &w->mounts, m, in, n_in, ret_joined,
+                                                   &elsewhere);
         }
         (void) pod_session_close(&s);
 out:

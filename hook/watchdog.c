@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -18,18 +19,38 @@ static struct {
         const struct intake *intake;
 } armed = {.state_fd = -1};
 
+/* The line first: linking and counting touch stateDir, which may be what
+ * stalls. */
 static void fire(int sig)
 {
         (void) sig;
+        log_prepared_write();
         if (armed.intake)
                 (void) intake_commit(armed.intake);
         if (armed.state_fd >= 0 && armed.outcome[0])
                 (void) outcome_count_file(armed.state_fd, armed.outcome);
-        log_prepared_write();
         _exit(armed.exit_status);
 }
 
-int watchdog_arm(int64_t deadline, int exit_status, const char *stage)
+/* The line the watchdog writes: whether the container is left for gc and
+ * watch, or not recorded at all (the run ended before it could write a
+ * record). */
+static void prepare_line(void)
+{
+        if (armed.intake)
+                log_prepare(LOG_ERR,
+                            "still running %u ms past its deadline (lockTimeoutMs): ended by its "
+                            "watchdog (outcome timeout); its container is left in stateDir as %s "
+                            "for gc and watch",
+                            WATCHDOG_AFTER_DEADLINE_MS, armed.intake->name);
+        else
+                log_prepare(LOG_ERR,
+                            "still running %u ms past its deadline (lockTimeoutMs): ended by its "
+                            "watchdog (outcome timeout) before it could record its container",
+                            WATCHDOG_AFTER_DEADLINE_MS);
+}
+
+int watchdog_arm(int64_t deadline, int exit_status, const char *stage, const char *state_dir)
 {
         int64_t at = deadline + (int64_t) WATCHDOG_AFTER_DEADLINE_MS * 1000;
         struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
@@ -42,11 +63,9 @@ int watchdog_arm(int64_t deadline, int exit_status, const char *stage)
         armed.exit_status = exit_status;
         if (outcome_file_name(stage, "timeout", armed.outcome) < 0)
                 armed.outcome[0] = '\0';
-        log_prepare(LOG_ERR,
-                    "still running %u ms past its deadline (lockTimeoutMs): ended by its "
-                    "watchdog (outcome timeout); a container it could not record is left in "
-                    "stateDir for gc and watch",
-                    WATCHDOG_AFTER_DEADLINE_MS);
+        /* Read-only, never made: counting never creates stateDir. */
+        armed.state_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        prepare_line();
         /* Whatever mask the runtime left the hook: SIGALRM is its own. */
         (void) sigemptyset(&alarm);
         (void) sigaddset(&alarm, SIGALRM);
@@ -60,14 +79,10 @@ int watchdog_arm(int64_t deadline, int exit_status, const char *stage)
         return 0;
 }
 
-void watchdog_set_state_dir(int state_fd)
-{
-        armed.state_fd = state_fd;
-}
-
 void watchdog_set_intake(const struct intake *in)
 {
         armed.intake = in;
+        prepare_line();
 }
 
 void watchdog_disarm(void)

@@ -10,7 +10,10 @@
  * container is recorded all the same, counts the outcome "timeout", logs
  * one line prepared beforehand (log_prepare), and exits with the status
  * failurePolicy says. All of it is async-signal-safe: a kill at any
- * instruction is safe (the crash suites), so an exit there is too. */
+ * instruction is safe (the crash suites), so an exit there is too. A handled
+ * signal does not end every wait: one the kernel keeps uninterruptible (a
+ * FUSE request it has sent, a disk in D state) runs the handler only when it
+ * returns. */
 #pragma once
 
 #include <stdint.h>
@@ -21,11 +24,9 @@
 
 /* Arms the watchdog for deadline (now_usec() time) plus
  * WATCHDOG_AFTER_DEADLINE_MS, when the run of that stage (its outcome
- * counter's word) exits with exit_status. Call after log_setup: the line
- * is prepared here. 0 or -errno. */
-int watchdog_arm(int64_t deadline, int exit_status, const char *stage);
-/* stateDir, once open, where the watchdog counts the outcome; -1: none. */
-void watchdog_set_state_dir(int state_fd);
+ * counter's word) exits with exit_status, counting in state_dir if it
+ * exists. Call after log_setup: the line is prepared here. 0 or -errno. */
+int watchdog_arm(int64_t deadline, int exit_status, const char *stage, const char *state_dir);
 /* The record the watchdog links if it fires; NULL: none (any longer). */
 void watchdog_set_intake(const struct intake *in);
 /* The run is over: the watchdog no longer fires. */
