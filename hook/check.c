@@ -355,10 +355,10 @@ static void check_counters(struct checker *k)
                                          "%sdomain %u %u of %u free", i ? ", " : "", total.ids[i],
                                          left, total.counts[i]);
         }
-        if (rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms) >= 0) {
-                (void) rdt_groups_foreach(k->root_fd, count_starving, &st);
-                rdt_unlock(k->root_fd);
-        }
+        /* Without the lock: a read of every group's assignments would hold
+         * it for as long as there are groups. A count, not a decision: a
+         * group made or removed meanwhile moves it by one. */
+        (void) rdt_groups_foreach(k->root_fd, count_starving, &st);
         add(k, "counters", none_free && st.starving > 0 ? LEVEL_WARN : LEVEL_OK,
             "fewer bandwidth events per group (mbmEvents: [mbm_total_bytes]) or fewer monitored "
             "pods; gc hands counters to waiting groups as they free up",
