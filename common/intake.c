@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,16 @@
 /* A record names one container of a pod: a few hundred bytes. */
 #define INTAKE_FILE_MAX ((size_t) 64 << 10)
 
+/* FNV-1a, 64 bits: a name for an id that makes none. */
+static uint64_t fnv1a(const char *s)
+{
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char) *s) * 0x100000001b3ULL;
+        return h;
+}
+
 int intake_prepare(int state_fd, const char *uid, const char *id, const struct pod_state *st,
                    struct intake *ret)
 {
@@ -24,8 +35,10 @@ int intake_prepare(int state_fd, const char *uid, const char *id, const struct p
 
         *ret = (struct intake) INTAKE_INIT;
         n = snprintf(ret->name, sizeof(ret->name), "%s%s%s", uid, STATEDIR_INTAKE_INFIX, id);
+        /* runc takes ids of up to 1024 characters; the record holds the id. */
         if (!name_is_valid(id) || n < 0 || (size_t) n >= sizeof(ret->name))
-                return -EINVAL;
+                (void) snprintf(ret->name, sizeof(ret->name), "%s%s~%016" PRIx64, uid,
+                                STATEDIR_INTAKE_INFIX, fnv1a(id));
         r = pod_state_format(st, uid, &text);
         if (r < 0)
                 return r;
@@ -135,7 +148,8 @@ int intake_load(int state_fd, const char *name, const char *uid, struct pod_stat
         return 0;
 }
 
-int intake_view(int state_fd, const char *uid, struct pod_state *st)
+int intake_view(int state_fd, const char *uid, uint64_t pid_ns, const char *boot_id,
+                struct pod_state *st)
 {
         char **names = NULL;
         size_t n = 0;
@@ -147,9 +161,12 @@ int intake_view(int state_fd, const char *uid, struct pod_state *st)
                 const struct member *m;
                 struct member *copy;
 
+                /* Gone meanwhile, taken in, or one no pass here takes in. */
                 if (intake_load(state_fd, names[i], uid, &in, NULL) < 0 ||
-                    pod_state_find_member(st, in.members[0].id))
-                        continue; /* gone meanwhile, or taken in */
+                    pod_state_find_member(st, in.members[0].id) ||
+                    pod_state_of_other_boot(&in, boot_id, pid_ns) ||
+                    !pod_state_pids_are_ours(&in, pid_ns))
+                        continue;
                 m = &in.members[0];
                 r = pod_state_add_member(st, m->id, m->ctrl, m->pid, m->start_time, false,
                                          m->reason);

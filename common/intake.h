@@ -2,7 +2,8 @@
 /* Intake records: a container that its createRuntime could not record in
  * time (its pod's lock busy past the run's deadline, or the watchdog ending
  * the run), left for gc and watch to record. <stateDir>/<uid>.intake.<id>
- * (statedir.h), one a container, holds a member file's text (members.h)
+ * (statedir.h; an id that makes no file name hashed), one a container,
+ * holds a member file's text (members.h)
  * with the pod and that one container, waiting.
  *
  * Lock-free and whole or not at all: createRuntime writes the record into an
@@ -18,6 +19,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "members.h"
 
@@ -35,8 +37,9 @@ struct intake {
         }
 
 /* Writes st (a pod's state with container id among its members) into an
- * unnamed file in stateDir. -EINVAL when id makes no file name (too long, a
- * '/'); -errno (-EOPNOTSUPP: the file system has no O_TMPFILE). */
+ * unnamed file in stateDir, to be named <uid>.intake.<id>, or
+ * <uid>.intake.~<hash of id> for an id that makes no file name (too long,
+ * a '/'). -errno (-EOPNOTSUPP: the file system has no O_TMPFILE). */
 int intake_prepare(int state_fd, const char *uid, const char *id, const struct pod_state *st,
                    struct intake *ret);
 /* Links the record into place: 0, or -errno (-EEXIST when a record of that
@@ -57,6 +60,8 @@ int intake_load(int state_fd, const char *name, const char *uid, struct pod_stat
 
 /* The readers' view (status, check): adds to st, pod uid's state as its
  * member file has it (or empty), the containers of its intake records that
- * are not members yet, as their records say (waiting). How many, or
- * -errno. */
-int intake_view(int state_fd, const char *uid, struct pod_state *st);
+ * are not members yet, as their records say (waiting); not those a pass in
+ * pid namespace pid_ns and boot boot_id (proc.h) would never take in. How
+ * many, or -errno. */
+int intake_view(int state_fd, const char *uid, uint64_t pid_ns, const char *boot_id,
+                struct pod_state *st);
