@@ -158,8 +158,6 @@ int intake_view(int state_fd, const char *uid, uint64_t pid_ns, const char *boot
         r = intake_list(state_fd, uid, &names, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 _cleanup_(pod_state_done) struct pod_state in = {0};
-                const struct member *m;
-                struct member *copy;
 
                 /* Gone meanwhile, taken in, or one no pass here takes in. */
                 if (intake_load(state_fd, names[i], uid, &in, NULL) < 0 ||
@@ -167,16 +165,11 @@ int intake_view(int state_fd, const char *uid, uint64_t pid_ns, const char *boot
                     pod_state_of_other_boot(&in, boot_id, pid_ns) ||
                     !pod_state_pids_are_ours(&in, pid_ns))
                         continue;
-                m = &in.members[0];
-                r = pod_state_add_member(st, m->id, m->ctrl, m->pid, m->start_time, false,
-                                         m->reason);
+                r = pod_state_copy_member(st, &in.members[0]);
                 if (r >= 0 && !st->namespace)
                         r = pod_state_set_pod(st, in.namespace, in.pod_name);
                 if (r < 0)
                         break;
-                copy = &st->members[st->n_members - 1];
-                copy->has_cgroup = m->has_cgroup;
-                copy->cgroup = m->cgroup;
                 added++;
         }
         intake_names_free(names, n);

@@ -165,6 +165,18 @@ fail:
         return -ENOMEM;
 }
 
+int pod_state_copy_member(struct pod_state *s, const struct member *m)
+{
+        int r =
+            pod_state_add_member(s, m->id, m->ctrl, m->pid, m->start_time, m->monitored, m->reason);
+
+        if (r < 0)
+                return r;
+        s->members[s->n_members - 1].has_cgroup = m->has_cgroup;
+        s->members[s->n_members - 1].cgroup = m->cgroup;
+        return 0;
+}
+
 int pod_state_add_group(struct pod_state *s, const char *ctrl, bool owned)
 {
         struct group g = {.ctrl = strdup(ctrl), .owned = owned};

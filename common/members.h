@@ -117,6 +117,8 @@ struct group *pod_state_find_group(struct pod_state *s, const char *ctrl);
 /* Adds copies of the strings; 0 or -ENOMEM. reason may be NULL. */
 int pod_state_add_member(struct pod_state *s, const char *id, const char *ctrl, int pid,
                          uint64_t start_time, bool monitored, const char *reason);
+/* Adds a copy of member m, recorded cgroup included. 0 or -ENOMEM. */
+int pod_state_copy_member(struct pod_state *s, const struct member *m);
 int pod_state_add_group(struct pod_state *s, const char *ctrl, bool owned);
 
 /* Drops and frees the entry; a no-op when absent. */
