@@ -44,7 +44,7 @@ void rdt_unlock(int root_fd);
  * behind whoever waits (rdt_lock_yield), so that a createRuntime waits for
  * one budget per holder ahead of it, never for a whole pass. A process holds
  * the lock once at most, on its one root fd: the hold is this process's. */
-#define RDT_HOLD_BUDGET_USEC (20 * 1000)
+#define RDT_HOLD_BUDGET_USEC 20000
 #define RDT_HOLD_BUDGET_WRITES 256
 /* Has the hold taken now used up its budget? */
 bool rdt_hold_is_spent(void);

@@ -66,7 +66,7 @@ format_line(char safe[static 4 * LOG_LINE_MAX], int error, const char *fmt, va_l
                 return false;
         /* Annotations, paths and kernel text end up in messages: whatever
          * they hold, the line stays one line of the hook's own. */
-        (void) text_escape(safe, 4 * LOG_LINE_MAX, line);
+        (void) text_escape(safe, 4 * (size_t) LOG_LINE_MAX, line);
         return true;
 }
 
