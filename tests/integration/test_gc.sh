@@ -763,7 +763,7 @@ test_interval_waits() {
         "$RESCTRLFS" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
         mkdir "$MNT/mon_groups/$UID1" # what the first mount held
         check "resctrl back: the loop removed the group" wait_for "$WAIT_DAEMON" "$G1 removed" [ ! -e "$G1" ]
-        check "resctrl back: no state left" no_state "$UID1"
+        check "resctrl back: no state left" wait_for "$WAIT_PROCESS" "state of $UID1 removed" no_state "$UID1"
         kill "$loop"; wait "$loop" 2>/dev/null
 }
 
