@@ -92,8 +92,11 @@ rm "$STATE/$UID1.members"
 (exec 9>>"$STATE/$UID2.lock" && flock -x 9 && exec sleep 1000) &
 HOLDERS+=("$!")
 wait_for "$WAIT_PROCESS" "a holder of $UID2's pod lock" lock_held "$STATE/$UID2.lock" || exit 1
-write_config "failurePolicy: fail" "lockTimeoutMs: 100"
-expect "pod lock timeout" 1 create c8 "$p1" "$UID2"
+# Long enough for the hook under memcheck to reach the lock wait: its
+# container left for gc and watch as an intake record, exit 0.
+write_config "failurePolicy: fail" "lockTimeoutMs: 2000"
+expect "pod lock timeout" 0 create c8 "$p1" "$UID2"
+check "pod lock timeout: the intake record" [ -f "$STATE/$UID2.intake.c8" ]
 resctrl_path=$WORK/nowhere write_config "failurePolicy: fail"
 expect "resctrl missing" 1 create c1 "$p1" "$UID1"
 state_dir=$WORK/state/ write_config "failurePolicy: fail"
