@@ -156,16 +156,23 @@ test_rejoin_deadline() {
         rmdir "$G1"
         write_config "lockTimeoutMs: 200"
         check "c2 monitored" create c2 "$p2" "$UID1"
-        check "c2: said it ran out of time" grep -q \
-                "out of time (lockTimeoutMs) joining the threads of container c1 of pod $UID1" "$LOG"
         check "c2 in the group" has_task "$G1" "$p2"
-        check "c1's threads not all back yet" [ "$(wc -l <"$G1/tasks")" -lt $((threads + 1)) ]
+        # A fast machine puts them all back within the 200 ms; a slower one
+        # stops at the deadline and says so.
+        check "c2: c1's threads back, or it said it ran out of time" rejoined_or_said "$threads"
+        check "c2: within its deadline and the watchdog's time" \
+                grep -q "createRuntime c2: .*outcome=monitored elapsed_us=[1-6]\?[0-9]\{1,5\}$" "$LOG"
         write_config
         check "gc" gc_out
         check "gc: every thread back" [ "$(wc -l <"$G1/tasks")" -eq $((threads + 1)) ]
         stop "$p1"; stop "$p2"
         gc >/dev/null
         check "removed at the end" test ! -e "$G1"
+}
+
+rejoined_or_said() { # THREADS
+        [ "$(wc -l <"$G1/tasks")" -eq $(($1 + 1)) ] || grep -q \
+                "out of time (lockTimeoutMs) joining the threads of container c1 of pod $UID1" "$LOG"
 }
 
 # --- groups that are not the hook's ------------------------------------------
