@@ -19,14 +19,15 @@ ROUNDS=${7:-3}
 LOCK_TIMEOUT_MS=${STRESS_LOCK_TIMEOUT_MS:-2000}
 # The hold budget (RDT_HOLD_BUDGET_USEC, RDT_HOLD_BUDGET_WRITES), and what a
 # machine busy with stress-ng adds to a hold. The budget bounds the work of
-# a hold (its writes, what it does between two looks at the clock); the
-# slack, what one step takes on a loaded machine: a holder preempted
-# meanwhile, or one read of a group's tasks file of 20,000 ids, which the
-# emulator serves from its own process at up to 0.6 s under stress-ng (the
-# kernel, in about a millisecond).
+# a hold: its writes, checked exactly (a join of thousands of threads in one
+# hold fails it at once), and what it does between two looks at the clock.
+# The slack is what one step of it takes on a loaded machine: a holder
+# preempted meanwhile, or a round trip to the emulator's daemon starved of
+# CPU, up to 2.2 s when flake-hunt's stress-ng runs beside this suite's (the
+# kernel answers in microseconds).
 HOLD_BUDGET_US=20000
 HOLD_BUDGET_WRITES=256
-HOLD_SLACK_US=${HOLD_SLACK_US:-1000000}
+HOLD_SLACK_US=${HOLD_SLACK_US:-3000000}
 # The watchdog ends a run this long past its deadline (WATCHDOG_AFTER_DEADLINE_MS);
 # a process's start and exit on a machine busy with stress-ng take up to this.
 WATCHDOG_MS=500
