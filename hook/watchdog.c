@@ -2,11 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "log.h"
 #include "outcome.h"
 #include "watchdog.h"
