@@ -297,6 +297,30 @@ static void sleep_ms(unsigned ms)
                          NULL);
 }
 
+/* /proc/<pid>/stat's clock: USER_HZ ticks since boot. */
+static unsigned long long ticks_now(void)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+        struct timespec ts;
+
+        ck_assert_int_eq(clock_gettime(CLOCK_BOOTTIME, &ts), 0);
+        return (unsigned long long) ts.tv_sec * (unsigned long long) hz +
+               (unsigned long long) ts.tv_nsec / (1000000000ULL / (unsigned long long) hz);
+}
+
+/* Returns once the clock has moved to a later tick: a task started from now
+ * on has a later start time than every task started before, which is what
+ * the model compares. */
+static void wait_next_tick(void)
+{
+        unsigned long long t = ticks_now();
+
+        for (int tries = 0; ticks_now() == t; tries++) {
+                ck_assert_int_lt(tries, 10000);
+                sleep_ms(1);
+        }
+}
+
 /* ---- a child process with extra threads ---- */
 
 struct threaded {
@@ -487,15 +511,24 @@ START_TEST(test_perf_pkg_values)
         for (int i = 0; i < 3; i++) {
                 _cleanup_free_ char *c = NULL;
                 unsigned long long ip, fp;
-                int n = 0;
+                double value;
 
-                sleep_ms(30);
-                c = read_at(path);
-                ck_assert_int_eq(sscanf(c, "%llu.%llu\n%n", &ip, &fp, &n), 2);
-                ck_assert_msg(strlen(c) == (size_t) n && strchr(c, '.') + 7 == c + n - 1,
-                              "bad value '%s'", c);
-                ck_assert_double_gt(ip + fp / 1e6, prev);
-                prev = ip + fp / 1e6;
+                /* Grows with time: read until it has, for at most 10 s. */
+                for (int tries = 0;; tries++) {
+                        int n = 0;
+
+                        free(c);
+                        c = read_at(path);
+                        ck_assert_int_eq(sscanf(c, "%llu.%llu\n%n", &ip, &fp, &n), 2);
+                        ck_assert_msg(strlen(c) == (size_t) n && strchr(c, '.') + 7 == c + n - 1,
+                                      "bad value '%s'", c);
+                        value = (double) ip + (double) fp / 1e6;
+                        if (value > prev)
+                                break;
+                        ck_assert_msg(tries < 2000, "still %s after 10 s", c);
+                        sleep_ms(5);
+                }
+                prev = value;
         }
 }
 END_TEST
@@ -1049,7 +1082,7 @@ static pid_t forker_new(const struct forker *f, char what)
 /* The emulator learns of new tasks from fork events, a moment later. */
 static bool lists_soon(const char *tasks, pid_t tid)
 {
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 1000; i++) {
                 if (lists(tasks, tid))
                         return true;
                 sleep_ms(10);
@@ -1070,9 +1103,9 @@ START_TEST(test_fork_inheritance)
         ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
         spawn_forker(&f);
         before = forker_new(&f, 'f');
-        /* A later clock tick, and time for the fork's event: the model takes
-         * a child forked in its parent's moving tick as born after it. */
-        sleep_ms(30);
+        /* The model takes a child forked in its parent's moving tick as born
+         * after the move: move in a later tick. */
+        wait_next_tick();
         move("g/tasks", f.pid);
         move("g/mon_groups/m/tasks", f.pid);
 
@@ -1092,7 +1125,7 @@ START_TEST(test_fork_inheritance)
         /* Inheritance goes on down the tree: a thread's fork. */
         ck_assert_int_eq(mkdir_at("h"), 0);
         move("h/tasks", thread);
-        sleep_ms(20);
+        wait_next_tick();
         grandchild = forker_new(&f, 'f'); /* forked by the main thread: still in m */
         ck_assert(lists_soon("g/mon_groups/m/tasks", grandchild));
         ck_assert(!lists("h/tasks", grandchild));
@@ -1110,7 +1143,8 @@ START_TEST(test_no_fork_tracking)
         spawn_forker(&f);
         move("g/tasks", f.pid);
         child = forker_new(&f, 'f');
-        sleep_ms(200);
+        /* The fork's event was queued before the child ran, and each read
+         * applies the queued events first: tracking would show now. */
         ck_assert(!lists("g/tasks", child));
 }
 END_TEST
@@ -1206,8 +1240,9 @@ START_TEST(test_tasks_pid_reuse)
         ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
         move("g/tasks", a);
         reap(a);
-        /* /proc/<pid>/stat's start time counts clock ticks: let a few pass. */
-        sleep_ms(50);
+        /* /proc/<pid>/stat's start time counts clock ticks: the new process
+         * must start in a later one. */
+        wait_next_tick();
         ck_assert_int_eq(spawn_with_pid(a), a);
         ck_assert(!lists("g/tasks", a));
         ck_assert_int_eq(write_at("g/mon_groups/m/tasks", fmt("%d", a)), -EINVAL);
