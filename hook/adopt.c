@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* adopt: the containers that run but were never seen by createRuntime (they
- * started before the hook was installed) get their pod's group, exactly as
- * createRuntime would have given it, and every thread of their cgroup. */
+ * started before the hook was installed) get their pod's group and are
+ * recorded as createRuntime would have, and the threads of their cgroup
+ * join it as gc joins threads: each pinned, and only from its control
+ * group's default monitoring group. What another monitor placed (pqos, an
+ * NRI plugin) stays where it is; a container whose init it placed is
+ * recorded unmonitored, saying so. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -101,7 +105,8 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                                 .pod = &pod,
                                 .proc_fd = a->proc_fd,
                                 .deadline = deadline_after_ms(a->config->lock_timeout_ms),
-                                .cgroups = &a->cgroups};
+                                .cgroups = &a->cgroups,
+                                .running = true};
         r = stage_create(&ctx, &outcome);
         if (r < 0)
                 outcome = OUTCOME_ERROR;
@@ -144,7 +149,8 @@ static void help(void)
                "\n"
                "Gives running containers that createRuntime never saw (they started before\n"
                "the hook was installed) their pod's group, as createRuntime would have, with\n"
-               "every thread of their cgroup. Reads the runtimes' state under runtimeRoots.\n"
+               "every thread of their cgroup that no other monitor placed in a group of its\n"
+               "own. Reads the runtimes' state under runtimeRoots.\n"
                "Idempotent and safe beside running hooks and gc. Run it once after installing.\n"
                "\n"
                "Options:\n"

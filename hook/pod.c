@@ -186,6 +186,7 @@ static const struct {
     [UNMONITORED_CTRL_MISSING] = {"control group missing", "ctrl_group_missing"},
     [UNMONITORED_PENDING] = {"createRuntime did not finish", "interrupted"},
     [UNMONITORED_BUSY] = {"locks busy past lockTimeoutMs", "busy"},
+    [UNMONITORED_ELSEWHERE] = {"init in another monitoring or control group", "elsewhere"},
     [UNMONITORED_OTHER] = {"", "other"},
 };
 

@@ -91,6 +91,7 @@ enum unmonitored {
         UNMONITORED_CTRL_MISSING,   /* its control group is gone */
         UNMONITORED_PENDING,        /* pod_member_is_pending */
         UNMONITORED_BUSY,           /* the locks not had within the run's deadline */
+        UNMONITORED_ELSEWHERE,      /* adopt: its init is in another monitor's group */
         UNMONITORED_OTHER,          /* a reason of another version */
         _UNMONITORED_MAX,
 };

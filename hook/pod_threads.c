@@ -199,6 +199,8 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
                 return 1;
         if (r > 0 && !s->dry_run)
                 r = write_pinned(&j, m->pid, pin, &elsewhere);
+        if (r == 0 && elsewhere == 0) /* it exited before the write, or during it */
+                r = -ESRCH;
         if (r < 0 && r != -ESRCH)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);

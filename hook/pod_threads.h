@@ -9,13 +9,15 @@
 #include "cgroup.h"
 #include "pod.h"
 
-/* Writes member m's init into its group again (the join of its container,
- * pod_member_join_cgroup, brings its other threads), the init pinned
- * (proc_pin) from before its start time is checked until after the write,
- * so that a reused pid never moves another process for good. 1 when
- * written; 0 when the init is in another monitor's group, where it stays,
- * or exited meanwhile; -ESRCH when it is gone. Caller holds the resctrl
- * lock. Logs a failure. */
+/* Writes member m's init into its group (again, or for the first time for
+ * adopt; the join of its container, pod_member_join_cgroup, brings its
+ * other threads), the init pinned (proc_pin) from before its start time is
+ * checked until after the write, so that a reused pid never moves another
+ * process for good, and taken only from its control group's default
+ * monitoring group. 1 when written, or in the group already; 0 when the
+ * init is in another monitoring or control group, where it stays; -ESRCH
+ * when it is gone, or exited meanwhile. Caller holds the resctrl lock.
+ * Logs a failure. */
 int pod_member_rejoin(struct pod_session *s, const struct member *m);
 
 /* Could member m's init be written into its group: it runs (the recorded

@@ -335,12 +335,12 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         return r;
 }
 
-/* Moves the init's threads into the group; the caller holds the resctrl lock.
- * 1 when the container is monitored; 0 when its task is in another control
- * group (*ret_reason set); -errno on errors. A group this call created and
- * could not use is removed again. */
-static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                        bool created, char **ret_reason)
+/* Moves createRuntime's paused init, every thread of it, into the group;
+ * the caller holds the resctrl lock. 1 when the container is monitored; 0
+ * when its task is in another control group (*ret_reason set); -errno on
+ * errors. */
+static int move_new_init(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                         char **ret_reason)
 {
         const char *uid = ctx->pod->uid;
         pid_t pid = ctx->state->pid;
@@ -357,8 +357,6 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
                                   pid, uid);
                 return 1;
         }
-        if (created && rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, uid) == 1)
-                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, uid);
         if (r != -EINVAL)
                 return log_error_errno(r, "cannot move pid %d into the group of pod %s (%s)", pid,
                                        uid, status ? status : "?");
@@ -368,12 +366,48 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
         return r < 0 ? r : 0;
 }
 
+/* Moves adopt's running init into the group as gc moves any thread
+ * (pod_member_rejoin): pinned, so that a pid reused while the run waited
+ * for the locks is never moved, and only from its control group's default
+ * monitoring group: what another monitor placed stays where it is. Its
+ * other threads join after (adopt_container). The caller holds the resctrl
+ * lock. 1 when monitored; 0 when its init is in another monitoring or
+ * control group (*ret_reason set); -ESRCH when it exited; -errno. */
+static int move_running_init(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                             char **ret_reason)
+{
+        int r = pod_member_rejoin(s, pod_state_find_member(&s->st, ctx->state->id));
+
+        if (r != 0)
+                return r;
+        log_warning("pid %d is in another monitoring or control group than the default one of "
+                    "%s (another monitor's); left there, container %s not monitored",
+                    ctx->state->pid, ctrl_display(ctrl), ctx->state->id);
+        r = pod_unmonitored_reason(UNMONITORED_ELSEWHERE, NULL, ret_reason);
+        return r < 0 ? r : 0;
+}
+
+/* Moves the init into the group (move_new_init, move_running_init); a group
+ * this call created and could not use is removed again. */
+static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                        bool created, char **ret_reason)
+{
+        int r = ctx->running ? move_running_init(ctx, s, ctrl, ret_reason)
+                             : move_new_init(ctx, s, ctrl, ret_reason);
+
+        if (r <= 0 && created &&
+            rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid) == 1)
+                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, ctx->pod->uid);
+        return r;
+}
+
 /* Claims the pod's group in ctrl, making it if missing, and moves the init's
  * threads into it, under the resctrl lock; a group made again gets the
  * other members' threads back, their inits first. 1 when the container is
- * monitored; 0 when it cannot be (out of RMIDs, class mismatch, control
- * group gone), with *ret_reason; -ETIMEDOUT or -ENOLCK when the resctrl
- * lock was not had, or not had again, before the run's deadline (not
+ * monitored; 0 when it cannot be (out of RMIDs, class mismatch, another
+ * monitor's group, control group gone), with *ret_reason; -ETIMEDOUT or
+ * -ENOLCK when the resctrl lock was not had, or not had again, before the
+ * run's deadline (not logged); -ESRCH when adopt's init exited (not
  * logged); -errno on errors. */
 static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                       bool recorded, bool interrupted, char **ret_reason)
@@ -590,6 +624,11 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s,
         }
         if (!recorded)
                 forget_unused_group(ctx, s, ctrl);
+        if (r == -ESRCH && ctx->running) {
+                log_info("container %s exited while it was adopted; not recorded", ctx->state->id);
+                *ret_outcome = OUTCOME_NOT_RECORDED;
+                return 0;
+        }
         if (r < 0)
                 return r;
         *ret_outcome = OUTCOME_UNMONITORED;

@@ -41,6 +41,11 @@ struct hook_ctx {
         /* The caller's views of the cgroups (adopt's); NULL: a stage reads
          * what it needs itself. */
         const struct cgroup_mounts *cgroups;
+        /* The init has run for a while (adopt's): it is taken as gc takes
+         * any thread (pod_member_rejoin), pinned and only from its control
+         * group's default monitoring group. false: createRuntime's paused,
+         * new init, whose every thread goes in. */
+        bool running;
 };
 
 /* createRuntime/prestart: put the container's init into the pod's monitoring
