@@ -1134,7 +1134,9 @@ int gc_main(const struct command_ctx *ctx, int argc, char **argv)
         /* A pass that cannot run (resctrl not mounted yet, stateDir missing,
          * only pods of another pid namespace so far) is logged and tried
          * again at the next interval: a DaemonSet's gc waits for the node
-         * instead of crash-looping. */
+         * instead of crash-looping. Each pass closes what it opened
+         * (gc_close): nothing of resctrl is held across the sleep
+         * (pod_env_open_resctrl says why). */
         for (;;) {
                 r = gc_pass(&gc, c, proc_fd);
                 if (gc.opts.interval == 0)
