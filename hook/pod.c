@@ -12,32 +12,66 @@
 #include "proc.h"
 #include "rdt.h"
 
+static void env_init(const struct config *c, int proc_fd, struct pod_env *e)
+{
+        *e = (struct pod_env) POD_ENV_INIT;
+        e->config = c;
+        e->proc_fd = proc_fd;
+}
+
+/* stateDir, and what names this pid namespace and boot in its files. */
+static int env_open_state_dir(struct pod_env *e)
+{
+        int r = statedir_open(e->config->state_dir, true, &e->state_fd);
+
+        if (r < 0)
+                return log_error_errno(r, "cannot open state directory '%s'", e->config->state_dir);
+        if (proc_pid_ns(e->proc_fd, &e->pid_ns) < 0)
+                e->pid_ns = 0;
+        if (proc_boot_id(e->proc_fd, e->boot_id) < 0)
+                e->boot_id[0] = '\0';
+        return 0;
+}
+
 int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e)
 {
         int r;
 
-        *e = (struct pod_env) POD_ENV_INIT;
-        e->config = c;
-        e->proc_fd = proc_fd;
+        env_init(c, proc_fd, e);
+        r = pod_env_open_resctrl(e);
+        if (r < 0)
+                return pod_env_resctrl_failed(e, LOG_ERR, r);
+        return env_open_state_dir(e);
+}
 
-        r = rdt_open(c->resctrl_path, c->require_resctrl_fs, &e->root_fd);
+int pod_env_open_state_dir(const struct config *c, int proc_fd, struct pod_env *e)
+{
+        env_init(c, proc_fd, e);
+        return env_open_state_dir(e);
+}
+
+int pod_env_open_resctrl(struct pod_env *e)
+{
+        if (e->root_fd >= 0)
+                return 0;
+        return rdt_open(e->config->resctrl_path, e->config->require_resctrl_fs, &e->root_fd);
+}
+
+int pod_env_resctrl_failed(const struct pod_env *e, int level, int r)
+{
+        const char *path = e->config->resctrl_path;
+
         if (r == -ENOMEDIUM)
-                return log_error_errno(r, "'%s' is not a resctrl mount", c->resctrl_path);
+                return log_errno_at(level, r, "'%s' is not a resctrl mount", path);
         if (r == -EOPNOTSUPP)
-                return log_error_errno(r, "resctrl at '%s' has no monitoring (no mon_groups)",
-                                       c->resctrl_path);
-        if (r < 0)
-                return log_error_errno(r, "cannot open resctrl at '%s'", c->resctrl_path);
+                return log_errno_at(level, r, "resctrl at '%s' has no monitoring (no mon_groups)",
+                                    path);
+        return log_errno_at(level, r, "cannot open resctrl at '%s'", path);
+}
 
-        r = statedir_open(c->state_dir, true, &e->state_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot open state directory '%s'", c->state_dir);
-
-        if (proc_pid_ns(proc_fd, &e->pid_ns) < 0)
-                e->pid_ns = 0;
-        if (proc_boot_id(proc_fd, e->boot_id) < 0)
-                e->boot_id[0] = '\0';
-        return 0;
+void pod_env_close_resctrl(struct pod_env *e)
+{
+        e->root_fd = safe_close(e->root_fd);
 }
 
 unsigned pod_env_wait_ms(const struct pod_env *e)
@@ -77,9 +111,8 @@ int pod_env_take_turn(const struct pod_env *e)
 
 void pod_env_close(struct pod_env *e)
 {
-        closep(&e->root_fd);
-        closep(&e->state_fd);
-        e->root_fd = e->state_fd = -EBADF;
+        pod_env_close_resctrl(e);
+        e->state_fd = safe_close(e->state_fd);
 }
 
 int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_ms,

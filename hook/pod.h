@@ -20,7 +20,7 @@
 struct pod_env {
         const struct config *config;
         int proc_fd;                   /* borrowed */
-        int root_fd;                   /* the resctrl root */
+        int root_fd;                   /* the resctrl root; -EBADF while closed */
         int state_fd;                  /* stateDir */
         uint64_t pid_ns;               /* our pid namespace (proc_pid_ns); 0 when unknown */
         char boot_id[BOOT_ID_LEN + 1]; /* this boot's (proc_boot_id); "" when unknown */
@@ -32,8 +32,20 @@ struct pod_env {
                 .proc_fd = -EBADF, .root_fd = -EBADF, .state_fd = -EBADF                           \
         }
 
-/* Opens resctrl and stateDir; logs what failed. */
+/* Opens resctrl, then stateDir; logs what failed. */
 int pod_env_open(const struct config *c, int proc_fd, struct pod_env *e);
+/* Opens stateDir only; logs what failed. For a process that outlives its
+ * uses of resctrl (watch), which opens resctrl for each use. */
+int pod_env_open_state_dir(const struct config *c, int proc_fd, struct pod_env *e);
+/* Opens the resctrl root into e->root_fd, unless it is open: 0, or -errno,
+ * not logged (pod_env_resctrl_failed says why). A process that waits between
+ * its uses (watch, gc --interval) closes it after each
+ * (pod_env_close_resctrl): while a file of resctrl is open, umount fails
+ * with EBUSY, and after umount -l the kernel refuses a new resctrl mount. */
+int pod_env_open_resctrl(struct pod_env *e);
+/* Logs at level why pod_env_open_resctrl failed with r; returns r. */
+int pod_env_resctrl_failed(const struct pod_env *e, int level, int r);
+void pod_env_close_resctrl(struct pod_env *e);
 /* How long the next wait (a lock) may take: what is left until the deadline,
  * or lockTimeoutMs when the run has none (gc). */
 unsigned pod_env_wait_ms(const struct pod_env *e);

@@ -72,6 +72,7 @@ struct watch_entry {
 enum watch_trouble {
         TROUBLE_CGROUP,    /* an exec'd process's cgroup cannot be read */
         TROUBLE_JOIN,      /* a join failed */
+        TROUBLE_RESCTRL,   /* resctrl cannot be opened at an exec */
         TROUBLE_MALFORMED, /* a message of a size or kind not expected */
         TROUBLE_LOST,      /* the kernel dropped events */
         TROUBLE_SOCKET,    /* the socket failed */
@@ -84,7 +85,8 @@ struct watch {
         const struct config *config;
         unsigned interval;
         int proc_fd;
-        struct pod_env env; /* open while a pass could open it */
+        struct pod_env env; /* stateDir, as the last pass that ran opened it; resctrl
+                             * only while an exec uses it (exec_resctrl) */
         struct cgroup_mounts mounts;
         int events_fd;               /* the connector; -EBADF while closed */
         bool events_usable;          /* false: the kernel will not send us events; passes only */
@@ -339,6 +341,19 @@ static int entry_of_process(struct watch *w, pid_t pid, const struct watch_entry
         return 0;
 }
 
+/* Opens resctrl for the exec in hand, unless it is open; on_exec closes it
+ * once the exec is handled. So watch holds no file of resctrl while it
+ * waits (pod_env_open_resctrl says why that matters), and an exec after a
+ * remount opens the new mount. 0 or -errno (logged once a minute). */
+static int exec_resctrl(struct watch *w)
+{
+        int r = pod_env_open_resctrl(&w->env);
+
+        if (r < 0 && trouble_due(w, TROUBLE_RESCTRL))
+                (void) pod_env_resctrl_failed(&w->env, LOG_WARNING, r);
+        return r;
+}
+
 /* Should process pid, exec'd in a container of pod uid in control group
  * ctrl, be joined? Only from ctrl's default monitoring group: not when it
  * is in the pod's group already (as everything a container's processes
@@ -361,27 +376,66 @@ static int needs_join(struct watch *w, const char *uid, const char *ctrl, pid_t 
         r = proc_is_running(w->proc_fd, pid);
         if (r <= 0)
                 return r;
+        r = exec_resctrl(w);
+        if (r < 0)
+                return r;
         r = rdt_mon_group_tasks(w->env.root_fd, ctrl, uid, &in, &n_in);
         if (r < 0)
                 return r == -ENOENT ? 0 : r; /* the group is gone: gc makes it again */
         return !pid_list_has(in, n_in, pid);
 }
 
+/* The member of entry e, loaded under the pod lock, if a join is for it:
+ * still recorded and monitored. NULL when none; what failed is logged once
+ * a minute. */
+static const struct member *member_to_join(struct watch *w, struct pod_session *s,
+                                           const struct watch_entry *e)
+{
+        _cleanup_free_ char *why = NULL;
+        const struct member *m;
+        int r = pod_session_load(s, &why);
+
+        if (r < 0) {
+                if (trouble_due(w, TROUBLE_STATE))
+                        log_warning("cannot read the state of pod %s (%s)", e->uid,
+                                    why ? why : strerror(-r));
+                return NULL;
+        }
+        m = pod_state_pids_are_ours(&s->st, w->env.pid_ns)
+                ? pod_state_find_member(&s->st, e->member)
+                : NULL;
+        return m && m->monitored ? m : NULL;
+}
+
+/* Joins member m's container (pod_member_join_cgroup): every thread of its
+ * recorded cgroup not in the pod's group. 0 with *ret_joined, -errno. */
+static int join_member(struct watch *w, struct pod_session *s, const struct member *m,
+                       unsigned *ret_joined)
+{
+        _cleanup_free_ pid_t *in = NULL;
+        size_t n_in = 0;
+        unsigned elsewhere = 0;
+        int r = exec_resctrl(w);
+
+        if (r < 0)
+                return r;
+        r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s->uid, &in, &n_in);
+        if (r < 0)
+                return r;
+        return pod_member_join_cgroup(s, &w->mounts, m, in, n_in, ret_joined, &elsewhere);
+}
+
 /* Joins the container of entry e, as gc's pass would, under the pod lock,
  * the join taking the resctrl lock, both within WATCH_JOIN_WAIT_MS: every thread
  * of its recorded cgroup that is not in the pod's group, the exec'd one and
  * what it forked meanwhile (pod_member_join_cgroup, with its pid safety).
- * The member must still be recorded and monitored. A pod or resctrl busy
- * past the deadline, or a group that is gone, is left to the next pass.
- * 0 with *ret_joined, -errno; what failed is logged (the join's own
+ * The member must still be recorded and monitored. A pod or resctrl
+ * busy past the deadline, or a group that is gone, is left to the next
+ * pass. 0 with *ret_joined, -errno; what failed is logged (the join's own
  * failures by the join). */
 static int join_container(struct watch *w, const struct watch_entry *e, unsigned *ret_joined)
 {
         struct pod_session s;
-        _cleanup_free_ char *why = NULL;
-        _cleanup_free_ pid_t *in = NULL;
-        size_t n_in = 0;
-        unsigned elsewhere = 0;
         const struct member *m;
         int r;
 
@@ -395,19 +449,9 @@ static int join_container(struct watch *w, const struct watch_entry *e, unsigned
                         log_warning_errno(r, "cannot take the lock of pod %s", e->uid);
                 goto out;
         }
-        r = pod_session_load(&s, &why);
-        if (r < 0 && trouble_due(w, TROUBLE_STATE))
-                log_warning("cannot read the state of pod %s (%s)", e->uid,
-                            why ? why : strerror(-r));
-        m = r >= 0 && pod_state_pids_are_ours(&s.st, w->env.pid_ns)
-                ? pod_state_find_member(&s.st, e->member)
-                : NULL;
-        if (m && m->monitored) {
-                r = rdt_mon_group_tasks(w->env.root_fd, m->ctrl, s.uid, &in, &n_in);
-                if (r >= 0)
-                        r = pod_member_join_cgroup(&s, &w->mounts, m, in, n_in, ret_joined,
-                                                   &elsewhere);
-        }
+        m = member_to_join(w, &s, e);
+        if (m)
+                r = join_member(w, &s, m, ret_joined);
         (void) pod_session_close(&s);
 out:
         w->env.deadline = 0;
@@ -416,7 +460,7 @@ out:
 
 /* A process exec'd: if it runs in a monitored container and is not in its
  * pod's group, its container joins. */
-static void on_exec(struct watch *w, pid_t pid)
+static void handle_exec(struct watch *w, pid_t pid)
 {
         const struct watch_entry *e;
         unsigned joined;
@@ -445,6 +489,13 @@ static void on_exec(struct watch *w, pid_t pid)
                   e->member, e->uid);
         w->state.joins_watch += joined;
         w->state_dirty = true;
+}
+
+/* handle_exec, then resctrl closed if it opened it (exec_resctrl). */
+static void on_exec(struct watch *w, pid_t pid)
+{
+        handle_exec(w, pid);
+        pod_env_close_resctrl(&w->env);
 }
 
 /* The next pass comes now, or WATCH_PASS_GAP_USEC after the last began. */
@@ -620,9 +671,10 @@ static void claim_state_dir(struct watch *w)
                                   w->config->state_dir);
 }
 
-/* A gc pass; then the handles watch keeps are those of this pass, and the
- * member files are read afresh. A pass that failed said why (resctrl not
- * mounted yet): watch waits for the next with nothing open. */
+/* A gc pass, which opens and closes what it uses; then stateDir is opened
+ * afresh, and its member files read again. watch keeps stateDir open until
+ * the next pass, never resctrl (exec_resctrl). A pass that failed said why
+ * (resctrl not mounted yet): watch waits for the next with nothing open. */
 static void pass(struct watch *w)
 {
         unsigned joined = 0;
@@ -638,7 +690,7 @@ static void pass(struct watch *w)
         }
         pod_env_close(&w->env);
         cgroup_mounts_close(&w->mounts);
-        if (r >= 0 && pod_env_open(w->config, w->proc_fd, &w->env) >= 0) /* logged */
+        if (r >= 0 && pod_env_open_state_dir(w->config, w->proc_fd, &w->env) >= 0) /* logged */
                 claim_state_dir(w);
         if (r >= 0 && cgroup_mounts_open(w->proc_fd, &w->mounts) < 0 &&
             trouble_due(w, TROUBLE_CGROUP))

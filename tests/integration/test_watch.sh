@@ -210,6 +210,63 @@ test_killed() {
         teardown_pod
 }
 
+# resctrl unmounted by a plain umount, which fails (EBUSY) while a process
+# holds a file of it open; tried again for WAIT_PROCESS, as a mount
+# namespace that copied the mount may hold it a moment longer.
+unmount_plain() { wait_for "$WAIT_PROCESS" "a plain umount of $MNT" umount_quiet; }
+umount_quiet() { umount "$MNT" 2>/dev/null; }
+
+# A container c2 of pod UID2 in cgroup $root/c2, its init $p2, created now:
+# true when createRuntime recorded it monitored.
+create_c2() {
+        mkdir "$root/c2"
+        sleeper p2
+        echo "$p2" >"$root/c2/cgroup.procs"
+        create c2 "$p2" "$UID2" && jqe '[.members[].monitored] == [true]' "$STATE/$UID2.members"
+}
+
+# Issue 32 (c): watch holds no file of resctrl between its passes, so the
+# mount unit can unmount resctrl under it and mount it again. A container
+# created then is monitored, and an exec into it joins at once: watch opens
+# the new mount at the exec, with no pass in between.
+test_remount() {
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "watch starts" start_watch 3600
+        check "a plain umount of resctrl under watch" unmount_plain
+        mountpoint -q "$MNT" && { teardown_pod; return; }
+        check "resctrl mounted again" "$RESCTRLFS" "$MNT"
+        check "createRuntime then: monitored" create_c2
+        check "createRuntime then: its init in the pod's group" has_task "$G2" "$p2"
+        exec_into "$root/c2" sleep 1000
+        check "an exec into it joins at the exec" joins "$G2" "$XPID"
+        check "with no gc pass in between" [ "$(watch_says .passes)" = 1 ]
+        check "nothing logged" nothing_logged
+        remove_cgroup_tree "$root/c2"
+        teardown_pod
+}
+
+# The same for gc --interval between its passes, each of which closes what
+# it opened.
+test_remount_gc() {
+        local loop
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        : >"$WOUT"
+        # --json: the report is printed once the pass has closed what it opened.
+        "$HOOK" --config "$CONFIG" gc --json --interval 3600 >"$WOUT" 2>>"$LOG" &
+        loop=$!
+        check "gc --interval's first pass reported" \
+                wait_for "$WAIT_DAEMON" "gc's first report" test -s "$WOUT"
+        check "a plain umount of resctrl under gc --interval" unmount_plain
+        mountpoint -q "$MNT" || {
+                check "resctrl mounted again" "$RESCTRLFS" "$MNT"
+                check "createRuntime then: monitored" create_c2
+                check "createRuntime then: its init in the pod's group" has_task "$G2" "$p2"
+                remove_cgroup_tree "$root/c2"
+        }
+        kill "$loop"; wait "$loop" 2>/dev/null
+        teardown_pod
+}
+
 # Where the kernel will not send process events (another network namespace
 # here), watch says so once and joins at its gc passes.
 test_no_events() {
@@ -307,8 +364,8 @@ test_usage() {
 }
 
 for t in ${TESTS:-test_exec_joins_v2 test_exec_joins_v1 test_state_changes test_short_lived \
-        test_unrelated_execs test_killed test_no_events test_reported test_one_a_state_dir \
-        test_waits_for_resctrl test_usage}; do
+        test_unrelated_execs test_killed test_remount test_remount_gc \
+        test_no_events test_reported test_one_a_state_dir test_waits_for_resctrl test_usage}; do
         : >"$LOG"
         echo "== $t"
         $t
