@@ -386,13 +386,15 @@ static int needs_join(struct watch *w, const char *uid, const char *ctrl, pid_t 
 }
 
 /* The member of entry e, loaded under the pod lock, if a join is for it:
- * still recorded and monitored. NULL when none; what failed is logged once
- * a minute. */
+ * still recorded and monitored, and live. A member whose init is gone is
+ * gc's to drop: the threads left in its cgroup are no live container's.
+ * NULL when none; what failed is logged once a minute. */
 static const struct member *member_to_join(struct watch *w, struct pod_session *s,
                                            const struct watch_entry *e)
 {
         _cleanup_free_ char *why = NULL;
         const struct member *m;
+        const char *dead = NULL;
         int r = pod_session_load(s, &why);
 
         if (r < 0) {
@@ -404,7 +406,16 @@ static const struct member *member_to_join(struct watch *w, struct pod_session *
         m = pod_state_pids_are_ours(&s->st, w->env.pid_ns)
                 ? pod_state_find_member(&s->st, e->member)
                 : NULL;
-        return m && m->monitored ? m : NULL;
+        if (!m || !m->monitored)
+                return NULL;
+        r = pod_member_is_live(&w->env, m, &dead);
+        if (r < 0 && trouble_due(w, TROUBLE_JOIN))
+                log_warning_errno(r, "cannot tell whether container %s of pod %s runs", e->member,
+                                  e->uid);
+        if (r == 0)
+                log_debug("container %s of pod %s is %s: left to gc's pass", e->member, e->uid,
+                          dead);
+        return r == 1 ? m : NULL;
 }
 
 /* Joins member m's container (pod_member_join_cgroup): every thread of its
@@ -429,7 +440,7 @@ static int join_member(struct watch *w, struct pod_session *s, const struct memb
  * the join taking the resctrl lock, both within WATCH_JOIN_WAIT_MS: every thread
  * of its recorded cgroup that is not in the pod's group, the exec'd one and
  * what it forked meanwhile (pod_member_join_cgroup, with its pid safety).
- * The member must still be recorded and monitored. A pod or resctrl
+ * The member must still be recorded, monitored and live. A pod or resctrl
  * busy past the deadline, or a group that is gone, is left to the next
  * pass. 0 with *ret_joined, -errno; what failed is logged (the join's own
  * failures by the join). */

@@ -267,6 +267,27 @@ test_remount_gc() {
         teardown_pod
 }
 
+# A container whose init is gone, with no pass since to drop it: an exec
+# into its cgroup is not joined by watch (the member is dead: gc's pass
+# drops it), while an exec into a live one is.
+test_dead_member() {
+        local dead
+        setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
+        check "c2 created, monitored" create_c2
+        check "watch starts" start_watch 3600
+        stop "$p1"
+        check "an exec into the dead container's cgroup" exec_into "$root/c1" sleep 1000
+        dead=$XPID
+        check "then one into a live container joins" exec_barrier "$root/c2" "$G2"
+        check "the exec into the dead container's cgroup is left alone" not_in_any "$dead"
+        check "its member left for gc" [ "$(member_ids "$UID1")" = "c1 " ]
+        check "no gc pass" [ "$(watch_says .passes)" = 1 ]
+        gc >/dev/null
+        check "gc drops it" [ -z "$(member_ids "$UID1")" ]
+        remove_cgroup_tree "$root/c2"
+        teardown_pod
+}
+
 # Where the kernel will not send process events (another network namespace
 # here), watch says so once and joins at its gc passes.
 test_no_events() {
@@ -364,7 +385,7 @@ test_usage() {
 }
 
 for t in ${TESTS:-test_exec_joins_v2 test_exec_joins_v1 test_state_changes test_short_lived \
-        test_unrelated_execs test_killed test_remount test_remount_gc \
+        test_unrelated_execs test_killed test_remount test_remount_gc test_dead_member \
         test_no_events test_reported test_one_a_state_dir test_waits_for_resctrl test_usage}; do
         : >"$LOG"
         echo "== $t"
