@@ -197,10 +197,11 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
                 r = in_default_group(&j, m->pid);
         if (r == THREAD_OURS)
                 return 1;
-        if (r > 0 && !s->dry_run)
+        if (r == THREAD_DEFAULT && !s->dry_run) {
                 r = write_pinned(&j, m->pid, pin, &elsewhere);
-        if (r == 0 && elsewhere == 0) /* it exited before the write, or during it */
-                r = -ESRCH;
+                if (r == 0 && elsewhere == 0) /* it exited before the write, or during it */
+                        r = -ESRCH;
+        }
         if (r < 0 && r != -ESRCH)
                 return log_warning_errno(r, "cannot put container %s (pid %d) back into the group",
                                          m->id, m->pid);
