@@ -745,6 +745,26 @@ e2e_rt_root() {
         if [ "$e2e_runtime" = runc ]; then echo "$e2e_tmp/runc"; else echo "$e2e_tmp/crun"; fi
 }
 
+# Container ID of pod UID, started with no hook, running `sh -c CMD`: sets e2e_pid.
+e2e_run_unhooked() { # ID UID CMD
+        e2e_no_hooks=1
+        e2e_args="\"sh\", \"-c\", \"$3\""
+        e2e_run "$1" "$2"
+        e2e_args=""
+        e2e_no_hooks=""
+        e2e_get_pid "$1"
+}
+
+# The member file of pod UID says container ID is not monitored, for REASON.
+e2e_assert_unmonitored() { # UID ID REASON
+        e2e_f=$e2e_state/$1.members
+        python3 -c 'import json, sys
+m = [m for m in json.load(open(sys.argv[1]))["members"] if m["id"] == sys.argv[2]]
+sys.exit(not (len(m) == 1 and not m[0]["monitored"] and m[0]["reason"] == sys.argv[3]))' \
+                "$e2e_f" "$2" "$3" ||
+                e2e_fail "$e2e_f does not hold $2 unmonitored for '$3': $(cat "$e2e_f" 2>&1)"
+}
+
 e2e_adopt() {
         "$e2e_hook" --config "$e2e_config" adopt >"$e2e_tmp/adopt.out" 2>"$e2e_tmp/adopt.err" ||
                 e2e_fail "adopt failed: $(cat "$e2e_tmp/adopt.err")"
@@ -825,6 +845,9 @@ e2e_scenario_adopt() {
         rm -rf "$e2e_root/rmh-sandbox"
         e2e_assert_groups "$e2e_uid"
 
+        e2e_scenario_adopt_other_monitor
+        e2e_scenario_adopt_reused_pid
+
         e2e_step "delete them: gc removes the adopted pod's group"
         e2e_delete "$e2e_cp"
         e2e_delete "$e2e_cx"
@@ -834,3 +857,100 @@ e2e_scenario_adopt() {
         e2e_assert_groups
         e2e_assert_no_state "$e2e_uid"
 }
+
+# Issue 32 (a): adopt takes nothing from another monitor's group. A container
+# whose init and its three processes pqos placed in mon_groups/pqos-mon keeps
+# them there, recorded unmonitored (status: elsewhere); one whose init is in
+# the default group but one process in pqos-mon is adopted without it.
+e2e_scenario_adopt_other_monitor() {
+        e2e_step "another monitor's group: adopt leaves an init and its processes in mon_groups/pqos-mon"
+        e2e_uid_o=$(e2e_new_uid)
+        e2e_co=$(e2e_id placed)
+        e2e_uid_h=$(e2e_new_uid)
+        e2e_ch=$(e2e_id halfplaced)
+        e2e_run_unhooked "$e2e_co" "$e2e_uid_o" "sleep 1001 & sleep 1002 & sleep 1003 & exec sleep 1000"
+        e2e_po=$e2e_pid
+        e2e_run_unhooked "$e2e_ch" "$e2e_uid_h" "sleep 1001 & sleep 1002 & exec sleep 1000"
+        e2e_ph=$e2e_pid
+        wait_for "$WAIT_RUNTIME" "the inits' forks" e2e_procs_are "$e2e_po" 4 ||
+                e2e_fail "the init did not fork"
+        wait_for "$WAIT_RUNTIME" "the inits' forks" e2e_procs_are "$e2e_ph" 3 ||
+                e2e_fail "the init did not fork"
+        mkdir "$e2e_mnt/mon_groups/pqos-mon" || e2e_fail "mkdir pqos-mon"
+        e2e_placed=$(e2e_procs_of "$e2e_po")
+        e2e_other=$(e2e_procs_of "$e2e_ph" | grep -vx "$e2e_ph" | head -n 1)
+        for e2e_p in $e2e_placed $e2e_other; do
+                echo "$e2e_p" >"$e2e_mnt/mon_groups/pqos-mon/tasks" || e2e_fail "cannot place $e2e_p"
+        done
+        e2e_adopt
+        grep -q "5 containers seen, 1 adopted" "$e2e_tmp/adopt.out" ||
+                e2e_fail "adopt said: $(cat "$e2e_tmp/adopt.out")"
+        # shellcheck disable=SC2086 # one pid a word
+        e2e_assert_tasks pqos-mon $e2e_placed $e2e_other
+        e2e_assert_groups "$e2e_uid" "$e2e_uid_h" pqos-mon
+        # shellcheck disable=SC2046 # one pid a word
+        e2e_assert_tasks "$e2e_uid_h" $(e2e_procs_of "$e2e_ph" | grep -vx "$e2e_other")
+        e2e_assert_unmonitored "$e2e_uid_o" "$e2e_co" "init in another monitoring or control group"
+        "$e2e_hook" --config "$e2e_config" status >"$e2e_tmp/status.out" 2>&1 ||
+                e2e_fail "status failed: $(cat "$e2e_tmp/status.out")"
+        grep "$e2e_co" "$e2e_tmp/status.out" | grep -qw elsewhere ||
+                e2e_fail "status does not show $e2e_co elsewhere: $(cat "$e2e_tmp/status.out")"
+
+        e2e_step "adopt again: the placed container stays where it is"
+        e2e_adopt
+        # shellcheck disable=SC2086 # one pid a word
+        e2e_assert_tasks pqos-mon $e2e_placed $e2e_other
+        e2e_delete "$e2e_co"
+        e2e_delete "$e2e_ch"
+        e2e_wait_tasks pqos-mon 0 || e2e_fail "the placed processes still run"
+        rmdir "$e2e_mnt/mon_groups/pqos-mon" || e2e_fail "rmdir pqos-mon"
+        e2e_gc
+        e2e_assert_groups "$e2e_uid"
+        e2e_assert_no_state "$e2e_uid_o"
+        e2e_assert_no_state "$e2e_uid_h"
+}
+
+# Issue 32 (b): a pid reused while adopt waits for the resctrl lock. The
+# container's init exits and its pid goes to a process in another monitor's
+# group; once the lock is free, that process is untouched and nothing is
+# recorded monitored for the dead container.
+e2e_scenario_adopt_reused_pid() {
+        e2e_step "a pid reused while adopt waits for the resctrl lock: the new process stays in its group"
+        e2e_uid_r=$(e2e_new_uid)
+        e2e_cr=$(e2e_id reused)
+        e2e_run_unhooked "$e2e_cr" "$e2e_uid_r" "exec sleep 1000"
+        e2e_pr=$e2e_pid
+        mkdir "$e2e_mnt/mon_groups/other-mon" || e2e_fail "mkdir other-mon"
+        : >"$e2e_tmp/reused.log"
+        # The lock, held by this shell; adopt waits through the turnstile (info/).
+        exec 8<"$e2e_mnt"
+        flock 8 || e2e_fail "cannot take the resctrl lock"
+        sed 's/^lockTimeoutMs:.*//' "$e2e_config" >"$e2e_tmp/patient.yaml"
+        echo "lockTimeoutMs: $((WAIT_RUNTIME * 1000))" >>"$e2e_tmp/patient.yaml"
+        "$e2e_hook" --config "$e2e_tmp/patient.yaml" --log-level info adopt >"$e2e_tmp/adopt.out" 2>"$e2e_tmp/adopt.err" &
+        e2e_adopter=$!
+        wait_for "$WAIT_RUNTIME" "adopt waiting for the resctrl lock" lock_held "$e2e_mnt/info" ||
+                e2e_fail "adopt does not wait for the lock: $(cat "$e2e_tmp/adopt.err")"
+        e2e_rt kill "$e2e_cr" KILL || e2e_fail "$e2e_runtime kill $e2e_cr"
+        wait_for "$WAIT_RUNTIME" "pid $e2e_pr reaped" e2e_reaped "$e2e_pr" ||
+                e2e_fail "pid $e2e_pr was not reaped"
+        "$e2e_with_pid" "$e2e_pr" tail -f "$e2e_tmp/reused.log" &
+        e2e_with=$!
+        wait_for "$WAIT_PROCESS" "pid $e2e_pr running tail" e2e_runs_tail "$e2e_pr" ||
+                e2e_fail "pid $e2e_pr was not had again"
+        echo "$e2e_pr" >"$e2e_mnt/mon_groups/other-mon/tasks" || e2e_fail "cannot place $e2e_pr"
+        flock -u 8
+        exec 8<&-
+        wait "$e2e_adopter" || e2e_fail "adopt failed: $(cat "$e2e_tmp/adopt.err")"
+        e2e_assert_tasks other-mon "$e2e_pr"
+        e2e_assert_groups "$e2e_uid" other-mon
+        grep -q "container $e2e_cr exited while it was adopted" "$e2e_tmp/adopt.err" ||
+                e2e_fail "adopt did not say the container exited: $(cat "$e2e_tmp/adopt.err")"
+        e2e_assert_no_state "$e2e_uid_r"
+        kill "$e2e_pr"
+        wait "$e2e_with"
+        rmdir "$e2e_mnt/mon_groups/other-mon" || e2e_fail "rmdir other-mon"
+        e2e_delete "$e2e_cr"
+}
+e2e_reaped() { [ ! -e "/proc/$1" ]; } # PID
+e2e_runs_tail() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = tail ]; } # PID
