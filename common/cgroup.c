@@ -2,7 +2,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +331,7 @@ static int open_below(int top, const char *path, int *ret_fd)
 /* One line of mountinfo ("ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
  * SOURCE SUPER"), split in place. */
 struct mount_line {
+        unsigned long id, parent;
         char *root, *point, *type, *super;
 };
 
@@ -351,6 +354,8 @@ static bool split_mount_line(char *line, struct mount_line *ret)
                 return false;
         unescape(fields[3]);
         unescape(fields[4]);
+        ret->id = strtoul(fields[0], NULL, 10);
+        ret->parent = strtoul(fields[1], NULL, 10);
         ret->root = fields[3];
         ret->point = fields[4];
         return true;
@@ -377,6 +382,87 @@ static bool covers(const char *upper, const char *lower)
 
         return strcmp(upper, "/") == 0 ||
                (strncmp(upper, lower, n) == 0 && (lower[n] == '\0' || lower[n] == '/'));
+}
+
+/* The mount that path reaches from lines[at] (a mount at or above it, on
+ * top of its mount point): the child of it at or above path nearest to it,
+ * again and again. A child on the same mount point is mounted over it; a
+ * child between it and path hides what lies below. lines is in the order
+ * mountinfo lists them, which is not the order they were mounted in. */
+static const struct mount_line *reach(const struct mount_line *lines, size_t n, size_t at,
+                                      const char *path)
+{
+        for (size_t hops = 0; hops < n; hops++) {
+                const struct mount_line *next = NULL;
+
+                for (size_t i = 0; i < n; i++)
+                        if (i != at && lines[i].parent == lines[at].id &&
+                            covers(lines[i].point, path) &&
+                            (!next || strlen(lines[i].point) < strlen(next->point)))
+                                next = &lines[i];
+                if (!next)
+                        break;
+                at = (size_t) (next - lines);
+        }
+        return &lines[at];
+}
+
+int mountinfo_type_at(int proc_fd, pid_t pid, const char *path, char **ret_type)
+{
+        _cleanup_free_ struct mount_line *lines = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char file[32], want[PATH_MAX], *save = NULL;
+        const struct mount_line *m;
+        size_t len = strlen(path), n = 0, room = 0, root = SIZE_MAX;
+        int r;
+
+        while (len > 1 && path[len - 1] == '/')
+                len--; /* mountinfo prints no trailing slash */
+        if (len >= sizeof(want))
+                return -ENAMETOOLONG;
+        memcpy(want, path, len);
+        want[len] = '\0';
+        (void) snprintf(file, sizeof(file), "%d/mountinfo", (int) pid);
+        fd = openat(proc_fd, file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = read_all_fd(fd, MOUNTINFO_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (n == room) {
+                        struct mount_line *more =
+                            reallocarray(lines, room ? room * 2 : 64, sizeof(*lines));
+
+                        if (!more)
+                                return -ENOMEM;
+                        lines = more;
+                        room = room ? room * 2 : 64;
+                }
+                if (split_mount_line(line, &lines[n]))
+                        n++;
+        }
+        /* From the bottom of what is mounted at pid's root: a mount at "/"
+         * whose parent is no mount at "/" too. */
+        for (size_t i = 0; i < n && root == SIZE_MAX; i++) {
+                bool over = false;
+
+                if (strcmp(lines[i].point, "/") != 0)
+                        continue;
+                for (size_t j = 0; j < n; j++)
+                        over |= j != i && lines[j].id == lines[i].parent &&
+                                strcmp(lines[j].point, "/") == 0;
+                if (!over)
+                        root = i;
+        }
+        if (root == SIZE_MAX)
+                return 0;
+        m = reach(lines, n, root, want);
+        if (strcmp(m->point, want) != 0)
+                return 0;
+        *ret_type = strdup(m->type);
+        return *ret_type ? 1 : -ENOMEM;
 }
 
 /* A search for the reader's namespace root: the directory below the mount
