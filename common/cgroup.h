@@ -85,9 +85,10 @@ bool cgroup_in_initial_ns(int proc_fd);
 
 /* The type of the file system mounted at path (absolute, taken as written:
  * no symlink followed) in pid's mount namespace, as <proc>/<pid>/mountinfo
- * shows it from pid's root: the last mount at path, unless one made later
- * at or above path hides it. 1 with *ret_type (malloc'd), 0 when nothing is
- * mounted at path, -errno when the file cannot be read. */
+ * shows it from pid's root: the mount path reaches there, by the mounts'
+ * parents (the top one of those mounted over each other; none when a mount
+ * between the root and path hides it). 1 with *ret_type (malloc'd), 0 when
+ * nothing is mounted at path, -errno when the file cannot be read. */
 int mountinfo_type_at(int proc_fd, pid_t pid, const char *path, char **ret_type);
 
 /* Views with nothing mounted that take /proc's paths as they are: what a
