@@ -64,9 +64,9 @@ struct checker {
 
 /* Every row's name, for --only. */
 static const char *const row_names[] = {
-    "config",      "resctrl-mount", "monitoring",    "rmids",          "counters", "proc-resctrl",
-    "state-dir",   "state-fs",      "hooks.d",       "other-managers", "coverage", "waiting",
-    "pod-cgroups", "node-cgroups",  "runtime-roots", "watch",
+    "config",       "resctrl-mount", "monitoring",   "node-resctrl",  "rmids",          "counters",
+    "proc-resctrl", "state-dir",     "state-fs",     "hooks.d",       "other-managers", "coverage",
+    "waiting",      "pod-cgroups",   "node-cgroups", "runtime-roots", "watch",
 };
 
 /* Does list (comma-separated) hold name? */
@@ -194,6 +194,46 @@ static void check_mount(struct checker *k)
                 return;
         }
         add(k, "resctrl-mount", LEVEL_OK, NULL, "resctrl is mounted at '%s'", path);
+}
+
+/* resctrl as the node's init sees it: pid 1's mounts, which a hostPID
+ * container (the DaemonSet) reads without any capability; without hostPID
+ * pid 1 is the container's own init, and this row says what resctrl-mount
+ * does. What tells "the node has no resctrl" from "this process cannot see
+ * it" (its container's manifest hides it): the hook, once registered, runs
+ * in the node's namespaces, not in this process's. */
+static void check_node_resctrl(struct checker *k)
+{
+        const char *path = k->config.resctrl_path;
+        _cleanup_free_ char *type = NULL, *fix = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        int r;
+
+        if (asprintf(&fix,
+                     "mount -t resctrl resctrl %s on the node (at boot: sys-fs-resctrl.mount)",
+                     path) < 0)
+                fix = NULL;
+        r = proc_open(&proc_fd);
+        if (r >= 0)
+                r = mountinfo_type_at(proc_fd, 1, path, &type);
+        if (r < 0)
+                /* Not the node's condition: unknown, not failed. */
+                add(k, "node-resctrl", LEVEL_WARN, "run in the host's pid namespace (hostPID)",
+                    "cannot read /proc/1/mountinfo: %s; the node's resctrl is unknown",
+                    strerror(-r));
+        else if (r == 0)
+                add(k, "node-resctrl", LEVEL_FAIL, fix, "the node has no mount at '%s'", path);
+        else if (strcmp(type, "resctrl") == 0)
+                add(k, "node-resctrl", LEVEL_OK, NULL, "the node has resctrl mounted at '%s'",
+                    path);
+        else if (k->config.require_resctrl_fs)
+                add(k, "node-resctrl", LEVEL_FAIL, fix, "the node has %s, not resctrl, at '%s'",
+                    type, path);
+        else
+                add(k, "node-resctrl", LEVEL_WARN, "set requireResctrlFs: true on a real node",
+                    "the node has %s, not resctrl, at '%s'; accepted because requireResctrlFs is "
+                    "false",
+                    type, path);
 }
 
 /* "L3_MON (llc_occupancy, ...)" for one info/<res>_MON, or NULL when absent. */
@@ -1043,9 +1083,10 @@ static void help(void)
         printf("Usage: resctrl-mon-hook [--config FILE] [--log-level LEVEL] check [OPTIONS]\n"
                "\n"
                "Checks that this node can run the hook: the config, the resctrl mount and its\n"
-               "monitoring, the RMID budget, the state directory, the hooks.d files, other\n"
-               "managers' groups, coverage and waiting containers, and what gc and adopt see\n"
-               "of the node. One line per check, ok, warn or fail, with the fix.\n"
+               "monitoring, here and as the node's init sees it, the RMID budget, the state\n"
+               "directory, the hooks.d files, other managers' groups, coverage and waiting\n"
+               "containers, and what gc and adopt see of the node. One line per check, ok,\n"
+               "warn or fail, with the fix.\n"
                "\n"
                "Options:\n"
                "  -j, --json                one JSON object\n"
@@ -1156,6 +1197,8 @@ int check_main(const struct command_ctx *ctx, int argc, char **argv)
         check_mount(&k);
         if (k.root_fd >= 0)
                 monitoring = check_monitoring(&k);
+        if (wanted(&k, "node-resctrl"))
+                check_node_resctrl(&k);
         if (monitoring && wanted(&k, "rmids"))
                 check_rmids(&k);
         if (monitoring && wanted(&k, "counters"))
