@@ -28,7 +28,7 @@ GF=$MNT/mon_groups/$UIDF
 # namespace can have (nsfs inodes are unique across namespace types); its
 # group, holding nothing of ours.
 foreign_pod() {
-        mkdir -p -m 0700 "$STATE" && mkdir "$GF" &&
+        mkdir -m 0700 "$STATE" && mkdir "$GF" &&
                 printf '{"version":1,"uid":"%s","namespace":"kind","pod":"nested","pid_ns":4026531837,"groups":[{"ctrl":"/","owned":true}],"members":[{"id":"nested-c1","ctrl":"/","pid":7,"start_time":1234,"monitored":true,"reason":null}]}\n' \
                         "$UIDF" >"$STATE/$UIDF.members" && cp "$STATE/$UIDF.members" "$WORK/foreign.before"
 }
