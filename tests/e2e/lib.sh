@@ -858,10 +858,11 @@ e2e_scenario_adopt() {
         e2e_assert_no_state "$e2e_uid"
 }
 
-# Issue 32 (a): adopt takes nothing from another monitor's group. A container
-# whose init and its three processes pqos placed in mon_groups/pqos-mon keeps
-# them there, recorded unmonitored (status: elsewhere); one whose init is in
-# the default group but one process in pqos-mon is adopted without it.
+# The ownership rule for tasks (docs/design.md): adopt takes nothing from
+# another monitor's group. A container whose init and its three processes
+# pqos placed in mon_groups/pqos-mon keeps them there, recorded unmonitored
+# (status: elsewhere); one whose init is in the default group but one
+# process in pqos-mon is adopted without it.
 e2e_scenario_adopt_other_monitor() {
         e2e_step "another monitor's group: adopt leaves an init and its processes in mon_groups/pqos-mon"
         e2e_uid_o=$(e2e_new_uid)
@@ -910,10 +911,10 @@ e2e_scenario_adopt_other_monitor() {
         e2e_assert_no_state "$e2e_uid_h"
 }
 
-# Issue 32 (b): a pid reused while adopt waits for the resctrl lock. The
-# container's init exits and its pid goes to a process in another monitor's
-# group; once the lock is free, that process is untouched and nothing is
-# recorded monitored for the dead container.
+# The ownership rule for tasks (docs/design.md): a pid reused while adopt
+# waits for the resctrl lock. The container's init exits and its pid goes to
+# a process in another monitor's group; once the lock is free, that process
+# is untouched and nothing is recorded monitored for the dead container.
 e2e_scenario_adopt_reused_pid() {
         e2e_step "a pid reused while adopt waits for the resctrl lock: the new process stays in its group"
         e2e_uid_r=$(e2e_new_uid)
