@@ -19,15 +19,30 @@
 # temporary name that does not end in .json, then renamed: no runtime reads half
 # a file, and a hook running the old binary keeps its inode.
 #
-# Nothing on the node is touched until the config is valid and gc and adopt
-# can see the node (wait_until_seen): bad input changes nothing there.
-# The hooks are registered only when the hook can work on the node (resctrl
-# mounted, with monitoring; the state directory usable: what a gc --dry-run
-# needs), retried every RMH_RETRY_SECONDS until then, so that no runtime runs
-# a hook that can only fail. SIGTERM (a rollout, a drain, a shutdown) leaves
-# them registered: pods created while this pod is away are still monitored,
-# and a new pod of a rolling update is not undone by the old one's exit. The
-# binary always stays: a runtime that already put the hook into a
+# When it registers the hook and when it removes a registration, the one
+# rule (deploy/README.md says the same), judged from check's rows, every
+# RMH_RETRY_SECONDS until it registers:
+#   - It registers once this pod's config is valid and it sees the node
+#     (problems: config, node-cgroups, runtime-roots), and the hook can work
+#     there: resctrl-mount passes (or only warns), monitoring and state-dir
+#     pass (can_register). Until then nothing on the node is touched but
+#     what the next rule removes: no runtime runs a hook that can only fail.
+#   - It removes a registration only for the node's condition, not for what
+#     this pod alone sees (node_unusable): resctrl not mounted on the node
+#     (node-resctrl fails: pid 1's mounts, the node's, the pod having
+#     hostPID), or mounted without monitoring (resctrl-mount does not fail,
+#     monitoring does). The registered hook runs in the node's namespaces with
+#     the config installed on the node: a resctrl this pod's manifest hides
+#     from it (node-resctrl passes, resctrl-mount fails), a config here that is
+#     not valid (check's other rows then judge by a config that is not the
+#     node's), or gc's view of pid namespaces (gc is not asked) never removes
+#     one. A previous pod's registration, before a reboot that left resctrl
+#     unmounted, goes: under failurePolicy fail it would refuse every container.
+#   - Nothing else removes one: SIGTERM (a rollout, a drain, a shutdown)
+#     leaves it, so that pods created while this pod is away are still
+#     monitored and a new pod of a rolling update is not undone by the old
+#     one's exit; only "entrypoint.sh uninstall" removes it.
+# The binary always stays: a runtime that already put the hook into a
 # container's config.json must still find it, or that container fails.
 set -u
 
@@ -146,17 +161,93 @@ say_problems() {
         printf '%s\n' "$1" | while IFS= read -r line; do say "  $line"; done
 }
 
+# The rows the rule reads (the header): check's verdict on each, one call.
+rule_rows="config,node-resctrl,resctrl-mount,monitoring,state-dir"
+# judge: sets verdicts, a "ROW LEVEL" line for each row check printed (a
+# row of several lines at its worst), and failing, its failing rows with
+# their fixes, or all it said when it printed no failing row (a usage error:
+# a hook without a row of these, which no verdict then comes from).
+judge() {
+        out=$("$bin" --config "$config" check --only "$rule_rows" 2>&1)
+        verdicts=$(printf '%s\n' "$out" | awk '
+                $1 ~ /^(ok|warn|fail)$/ && NF >= 2 {
+                        r = $1 == "fail" ? 2 : $1 == "warn" ? 1 : 0
+                        if (!($2 in worst) || r > worst[$2]) worst[$2] = r
+                }
+                END { for (n in worst) print n, worst[n] == 2 ? "fail" : worst[n] == 1 ? "warn" : "ok" }')
+        failing=$(printf '%s\n' "$out" | awk '
+                /^[^ ]/ { keep = $1 == "fail" }
+                keep')
+        [ -n "$failing" ] || failing="check --only $rule_rows said: ${out:-nothing}"
+}
+
+# level ROW: its verdict in judge's verdicts; none when check printed no
+# such row (monitoring, when resctrl-mount fails).
+level() {
+        printf '%s\n' "$verdicts" | awk -v row="$1" '$1 == row { l = $2 } END { print l ? l : "none" }'
+}
+
+# The hook can work on the node, as far as this pod sees it.
+can_register() {
+        [ "$(level config)" = ok ] && [ "$(level monitoring)" = ok ] &&
+                [ "$(level state-dir)" = ok ] &&
+                case $(level resctrl-mount) in ok | warn) true ;; *) false ;; esac
+}
+
+# The node's own condition makes a registered hook one that can only fail;
+# says which. Only with this pod's config valid: it is what check judged by.
+node_unusable() {
+        [ "$(level config)" = ok ] || return 1
+        if [ "$(level node-resctrl)" = fail ]; then
+                echo "the node has no resctrl mounted at resctrlPath (node-resctrl)"
+                return 0
+        fi
+        case $(level resctrl-mount) in ok | warn) ;; *) return 1 ;; esac
+        [ "$(level monitoring)" = fail ] || return 1
+        echo "resctrl is mounted without monitoring (monitoring)"
+}
+
+# Why a registration stays although this pod cannot register (judged).
+kept_because() {
+        if [ -z "$verdicts" ]; then
+                echo "check gave no verdict on the node"
+        elif [ "$(level config)" != ok ]; then
+                echo "this pod's config is not valid, and the registered hook reads the one installed in $node_dir"
+        elif [ "$(level resctrl-mount)" = fail ]; then
+                echo "the node has resctrl (node-resctrl), which this pod does not see (resctrl-mount): its manifest hides it"
+        else
+                echo "nothing of the node's condition calls for it"
+        fi
+}
+
+# enforce: judge, then the rule's removal: a registration goes when the
+# node's condition says so, else it stays, and why is said once each time
+# it changes (kept_said).
+kept_said=""
+enforce() {
+        judge
+        any_registered || return 0
+        if reason=$(node_unusable); then
+                say "removing the registration: $reason"
+                uninstall
+                kept_said=""
+                return 0
+        fi
+        reason=$(kept_because)
+        [ "$reason" = "$kept_said" ] || say "the registration in $hooks_dir stays: $reason"
+        kept_said=$reason
+}
+
 # Waits until problems has none, saying them once each time they change.
 # Nothing on the node changes meanwhile: a pod whose manifest hides the node
 # from it (no cgroup tree, a bad runtime root, no root holding the node's
 # containers: runtimeRoots names a runtime's own) or whose config is wrong
 # registers nothing, adopts nothing and removes nothing, but a registration
-# of a hook that can only fail (resctrl not usable: wait_until_usable),
-# which under failurePolicy fail would refuse every container.
+# the node's condition makes one that can only fail (enforce).
 wait_until_seen() {
         said=""
         until why=$(problems); do
-                "$bin" --config "$config" gc --dry-run >/dev/null 2>&1 || ! any_registered || uninstall
+                enforce
                 if [ "$why" != "$said" ]; then
                         say "not ready, and changing nothing on the node, retrying every ${retry}s:"
                         say_problems "$why"
@@ -167,19 +258,20 @@ wait_until_seen() {
         done
 }
 
-# Waits until the hook can work on the node: a gc --dry-run opens resctrl (a
-# resctrl mount, with monitoring) and the state directory, and changes nothing.
-# Meanwhile no registration stays (a previous pod's, before a reboot that left
-# resctrl unmounted): under failurePolicy fail it would refuse every container.
+# Waits until the hook can work on the node (can_register), saying why not
+# once each time that changes; meanwhile a registration goes or stays by the
+# rule (enforce).
 wait_until_usable() {
         said=""
-        until why=$("$bin" --config "$config" gc --dry-run 2>&1 >/dev/null); do
-                why=$(printf '%s' "$why" | tail -n 1)
-                if [ "$why" != "$said" ]; then
-                        say "not registering the hook yet, retrying every ${retry}s: $why"
-                        said=$why
+        until enforce && can_register; do
+                if [ "$failing" != "$said" ]; then
+                        say "not registering the hook yet, retrying every ${retry}s:"
+                        say_problems "$failing"
+                        if [ "$(level resctrl-mount)" = fail ] && [ "$(level node-resctrl)" != fail ]; then
+                                say "  the node has resctrl (node-resctrl), which this pod does not see: mount the node's resctrlPath into it (deploy/base/daemonset.yaml)"
+                        fi
+                        said=$failing
                 fi
-                ! any_registered || uninstall
                 sleep "$retry" &
                 wait $!
         done
