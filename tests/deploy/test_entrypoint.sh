@@ -30,6 +30,11 @@ cleanup() {
         for f in "$tmp"/run*/entry.pid "$tmp"/run*/watch.pid; do
                 [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
         done
+        # Whatever else of the entrypoints a failure left (a readiness
+        # loop, which strace would wait for): every process given RUN.
+        for p in /proc/[0-9]*; do
+                grep -qzx "RUN=$tmp/run[0-9]*" "$p/environ" 2>/dev/null && kill -KILL "${p#/proc/}" 2>/dev/null
+        done
         rm -rf "$tmp"
         exit "$rc"
 }
@@ -40,47 +45,87 @@ mkdir -p "$tmp/image" "$tmp/node/install" "$tmp/node/hooks.d" "$tmp/node/state" 
 chmod 0755 "$tmp/node/state"
 printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 
-# The stub hook: gc --dry-run succeeds while $tmp/usable exists (resctrl
-# mounted), else says why not; check --only config,node-cgroups,runtime-roots
-# prints those rows as the hook does, node-cgroups failing while $tmp/hidden
-# exists (no host cgroup mount), or fails as a hook without --only does while
-# $tmp/old exists; with resctrl-mount,monitoring too (readiness), monitoring
-# fails while $tmp/usable does not exist; adopt records that it ran (after
-# the hooks were registered) and returns; watch records who ran it and with
-# what, then waits to be killed. Each call is recorded in $RUN/calls: a
-# test waits for the entrypoint's next retries by their calls.
+# The stub hook. check --only ROWS prints those rows as the hook does (each
+# with its fix when it fails), from files standing for the node:
+#   $tmp/usable      the node has resctrl mounted, with monitoring
+#                    (node-resctrl), and this pod sees it (resctrl-mount)
+#   $tmp/pod-blind   ... but this pod does not see it (its manifest hides it)
+#   $tmp/nomon       ... mounted without monitoring
+#   $tmp/hidden      the node's cgroups hidden from this pod (node-cgroups)
+#   $tmp/bad-config  this pod's config is not valid (config)
+#   $tmp/old         a hook without --only: fails as one does
+# and exits 1 when a row fails, 2 for a row it does not know. gc --dry-run
+# always refuses, as gc does where every pod is another pid namespace's:
+# the entrypoint must not ask it. adopt records that it ran (after the hooks
+# were registered) and returns; watch records who ran it and with what, then
+# waits to be killed. Each call is recorded in $RUN/calls: a test waits for
+# the entrypoint's next retries by their calls.
 cat >"$tmp/image/resctrl-mon-hook" <<'EOF'
 #!/bin/sh
-echo "$3 $4" >>"$RUN/calls"
+echo "$3 $4 ${5:-}" >>"$RUN/calls"
+node=$RUN/..
+row() { # LEVEL NAME MESSAGE [FIX]
+        printf '%-5s %-15s %s\n' "$1" "$2" "$3"
+        [ "$1" = ok ] || [ -z "${4:-}" ] || printf '%-5s %-15s fix: %s\n' "" "" "$4"
+        [ "$1" != fail ] || failed=1
+}
 if [ "$3" = check ]; then
-        if [ -e "$RUN/../old" ]; then
+        if [ -e "$node/old" ]; then
                 echo "resctrl-mon-hook: unrecognized option '--only'" >&2
                 exit 2
         fi
-        case "$4 $5 $#" in
-        "--only config,node-cgroups,runtime-roots 5") ;;
-        "--only config,node-cgroups,runtime-roots,resctrl-mount,monitoring 5")
-                if [ ! -e "$RUN/../usable" ]; then
-                        echo "fail  monitoring      no monitoring at '/sys/fs/resctrl': no mon_groups directory"
-                        echo "                      fix: use a CPU and kernel with RDT monitoring"
-                        exit 1
-                fi ;;
-        *) echo "stub: check $*" >&2; exit 2 ;;
-        esac
-        echo "ok    config          '/etc/resctrl-mon-hook/config.yaml' is valid"
-        if [ -e "$RUN/../hidden" ]; then
-                echo "fail  node-cgroups    the unified hierarchy is seen only from /, this process's cgroup namespace: kubelet's pod cgroups are not there"
-                echo "                      fix: mount the node's /sys/fs/cgroup (read-only) at /sys/fs/cgroup"
-                echo "ok    runtime-roots   adopt reads /run/runc"
-                exit 1
-        fi
-        echo "ok    node-cgroups    the unified hierarchy is seen from its root"
-        echo "ok    runtime-roots   adopt reads /run/runc"
-        exit 0
+        [ "$4" = --only ] && [ $# -eq 5 ] || { echo "stub: check $*" >&2; exit 2; }
+        failed=0
+        for name in $(echo "$5" | tr , ' '); do
+                case $name in
+                config)
+                        if [ -e "$node/bad-config" ]; then
+                                row fail config "'/etc/resctrl-mon-hook/config.yaml' line 1: resctrlPath: 'sys' is not an absolute path" \
+                                        "correct the file; until then the built-in default"
+                        else
+                                row ok config "'/etc/resctrl-mon-hook/config.yaml' is valid"
+                        fi ;;
+                node-resctrl)
+                        if [ -e "$node/usable" ]; then
+                                row ok node-resctrl "the node has resctrl mounted at '/sys/fs/resctrl'"
+                        else
+                                row fail node-resctrl "the node has no mount at '/sys/fs/resctrl'" \
+                                        "mount -t resctrl resctrl /sys/fs/resctrl on the node"
+                        fi ;;
+                resctrl-mount)
+                        if [ -e "$node/usable" ] && [ ! -e "$node/pod-blind" ]; then
+                                row ok resctrl-mount "resctrl is mounted at '/sys/fs/resctrl'"
+                        else
+                                row fail resctrl-mount "'/sys/fs/resctrl' is not a resctrl mount" \
+                                        "mount -t resctrl resctrl /sys/fs/resctrl"
+                        fi ;;
+                monitoring) # as the hook: only where resctrl-mount opened something
+                        if [ ! -e "$node/usable" ] || [ -e "$node/pod-blind" ]; then
+                                :
+                        elif [ -e "$node/nomon" ]; then
+                                row fail monitoring "no monitoring at '/sys/fs/resctrl': no mon_groups directory" \
+                                        "use a CPU and kernel with RDT monitoring"
+                        else
+                                row ok monitoring "L3_MON (llc_occupancy)"
+                        fi ;;
+                state-dir) row ok state-dir "'/run/resctrl-mon-hook' is owned by uid 0, mode 0700" ;;
+                node-cgroups)
+                        if [ -e "$node/hidden" ]; then
+                                row fail node-cgroups "the unified hierarchy is seen only from /, this process's cgroup namespace: kubelet's pod cgroups are not there" \
+                                        "mount the node's /sys/fs/cgroup (read-only) at /sys/fs/cgroup"
+                        else
+                                row ok node-cgroups "the unified hierarchy is seen from its root"
+                        fi ;;
+                runtime-roots) row ok runtime-roots "adopt reads /run/runc" ;;
+                *)
+                        echo "resctrl-mon-hook: check --only: no check is named '$name'" >&2
+                        exit 2 ;;
+                esac
+        done
+        exit "$failed"
 fi
 if [ "$4" = --dry-run ]; then
-        [ -e "$RUN/../usable" ] && exit 0
-        echo "resctrl-mon-hook: '/sys/fs/resctrl' is not a resctrl mount" >&2
+        echo "resctrl-mon-hook: gc -: the state of every pod here was written in another pid namespace (4026532999), gc runs in 4026531836: run gc in the host pid namespace (hostPID), where the hook runs; refusing" >&2
         exit 1
 fi
 if [ "$3" = adopt ]; then
@@ -109,7 +154,7 @@ entry() {
 run_entry() {
         run=$tmp/run$1
         mkdir -p "$run" || fail "mkdir $run"
-        entry strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2 \
+        entry strace -f -qq -e trace=openat,open,creat,rename,renameat,renameat2,unlink,unlinkat \
                 -o "$run/trace" sh "$entry" </dev/null >"$run/out" 2>&1 &
         trace_pid=$!
         wait_for "$WAIT_DAEMON" "the entrypoint starting watch" watch_or_exit "$trace_pid" ||
@@ -179,6 +224,35 @@ stop_entry() {
         rm -f "$run/entry.pid" "$run/watch.pid"
 }
 
+# start_entry N: the entrypoint in $tmp/runN, in the background, not traced
+# (a run that waits); sets run and entry_pid, the entrypoint's own.
+start_entry() {
+        run=$tmp/run$1
+        mkdir -p "$run" || fail "mkdir $run"
+        : >"$run/out"
+        entry exec sh "$entry" </dev/null >>"$run/out" 2>&1 &
+        entry_pid=$!
+}
+
+# stop_waiting: SIGTERM to the entrypoint of start_entry; it exits 0.
+stop_waiting() {
+        kill -TERM "$entry_pid" || fail "kill the entrypoint"
+        wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM: $(cat "$run/out")"
+}
+
+# register N: a registration, as a pod of run N leaves it (registered,
+# then stopped by SIGTERM).
+register() {
+        run_entry "$1"
+        check_installed
+        stop_entry
+}
+both_registered() { [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ]; }
+# Was a hooks.d file removed in the traced run?
+unregistered_in_trace() {
+        grep -q "unlink[a-z]*(.*\"$tmp/node/hooks.d/50-resctrl-mon-hook-[a-z]*\.json\".*= 0$" "$run/trace"
+}
+
 # wait_log PATTERN: until the entrypoint's log ($run/out) has a line matching it.
 wait_log() {
         wait_for "$WAIT_DAEMON" "a line '$1' in the log" grep -q -- "$1" "$run/out" || fail "$(cat "$run/out")"
@@ -214,9 +288,10 @@ wait_watch() {
 }
 
 touch "$tmp/usable"
-say "-- first install: binary and config, then the JSON files, by rename"
+say "-- first install: binary and config, then the JSON files, by rename; gc, which refuses, not asked"
 run_entry 1
 check_installed
+[ "$(calls "gc --dry-run")" -eq 0 ] || fail "the entrypoint ran gc --dry-run: $(cat "$run/calls")"
 say "-- ready: registered, and gc and adopt see the node"
 out=$(entry sh "$entry" ready 2>&1) || fail "not ready once registered: $out"
 [ -z "$out" ] || fail "ready says something while ready: $out"
@@ -236,10 +311,10 @@ grep -q "runtime-roots" "$run/out" && fail "the log names a row that passes: $(c
 rm "$tmp/hidden"
 wait_ready_said 2
 entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once the cgroups are seen again"
-say "-- resctrl unmounted while registered: not ready, naming monitoring; mounted again: ready"
+say "-- resctrl unmounted while registered: not ready, naming resctrl-mount; mounted again: ready"
 rm "$tmp/usable"
-not_ready_saying "^fail  monitoring" "without resctrl"
-wait_log "installer:   fail  monitoring"
+not_ready_saying "^fail  resctrl-mount" "without resctrl"
+wait_log "installer:   fail  resctrl-mount"
 touch "$tmp/usable"
 entry sh "$entry" ready >/dev/null 2>&1 || fail "not ready once resctrl is back"
 wait_ready_said 3
@@ -250,24 +325,24 @@ rm "$tmp/old"
 say "-- SIGTERM: the hook stays registered"
 stop_entry
 
-say "-- upgrade over what a previous pod left, with a stale temporary file"
+say "-- restarted on a working node (an upgrade, with a stale temporary file): the registration kept"
 printf 'old\n' >"$tmp/node/install/resctrl-mon-hook"
 printf '{"stale": true}\n' >"$tmp/node/hooks.d/.50-resctrl-mon-hook-poststop.json.tmp"
 run_entry 2
 [ ! -e "$tmp/node/hooks.d/.50-resctrl-mon-hook-poststop.json.tmp" ] || fail "stale temporary file left"
 check_installed
+! unregistered_in_trace || fail "a restart on a working node removed the registration: $(grep unlink "$run/trace")"
 stop_entry
 
-say "-- resctrl not mounted: nothing registered (a previous pod's registration removed), not ready"
+say "-- a node without resctrl: nothing registered (a previous pod's registration removed), not ready"
 rm "$tmp/usable"
-run=$tmp/run4
-mkdir -p "$run"
-entry sh "$entry" </dev/null >"$run/out" 2>&1 &
-entry_pid=$!
+start_entry 4
 wait_log "not registering the hook yet"
-wait_calls "gc --dry-run" 2 # retries: nothing registered, said once
+wait_log "removing the registration: the node has no resctrl mounted at resctrlPath (node-resctrl)"
+wait_calls "node-resctrl" 2 # retries: nothing registered, said once
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") while unusable"
-grep -q "is not a resctrl mount" "$run/out" || fail "did not say why: $(cat "$run/out")"
+grep -q "installer:   fail  node-resctrl    the node has no mount at" "$run/out" ||
+        fail "did not say why: $(cat "$run/out")"
 [ "$(grep -c "not registering" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
 not_ready_saying "not registered" "while nothing is registered"
 say "-- resctrl mounted: registered within a retry, ready"
@@ -282,6 +357,54 @@ entry sh "$entry" uninstall >"$run/out" 2>&1 || fail "uninstall failed: $(cat "$
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d still holds $(ls -A "$tmp/node/hooks.d")"
 [ -x "$tmp/node/install/resctrl-mon-hook" ] || fail "uninstall removed the binary"
 ! entry sh "$entry" ready >/dev/null || fail "ready after uninstall"
+
+say "-- resctrl hidden from this pod only (the node has it): the registration stays, the log says why"
+touch "$tmp/usable"
+register 8
+touch "$tmp/pod-blind"
+start_entry 9
+wait_log "not registering the hook yet"
+wait_log "installer:   fail  resctrl-mount"
+wait_log "stays: the node has resctrl (node-resctrl), which this pod does not see (resctrl-mount)"
+wait_calls "node-resctrl" 2 # retries: it stays, said once
+both_registered || fail "the registration went while only this pod did not see resctrl: $(cat "$run/out")"
+[ "$(grep -c "stays:" "$run/out")" -eq 1 ] || fail "said it more than once: $(cat "$run/out")"
+stop_waiting
+both_registered || fail "the registration went at SIGTERM"
+say "-- resctrl hidden from this pod only, on a fresh node: nothing registered, the log says why"
+entry sh "$entry" uninstall >/dev/null 2>&1 || fail "uninstall"
+start_entry 10
+wait_log "the node has resctrl (node-resctrl), which this pod does not see: mount the node's resctrlPath"
+wait_calls "node-resctrl" 2
+[ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "registered while this pod does not see resctrl: $(ls -A "$tmp/node/hooks.d")"
+stop_waiting
+rm "$tmp/pod-blind"
+
+say "-- resctrl mounted without monitoring: the registration removed"
+register 11
+touch "$tmp/nomon"
+start_entry 12
+wait_log "removing the registration: resctrl is mounted without monitoring (monitoring)"
+wait_calls "node-resctrl" 1
+[ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "hooks.d holds $(ls -A "$tmp/node/hooks.d") without monitoring"
+grep -q "installer:   fail  monitoring " "$run/out" || fail "did not say why: $(cat "$run/out")"
+stop_waiting
+rm "$tmp/nomon"
+
+say "-- a config here that is not valid: the registration stays, even where the node has no resctrl"
+register 13
+touch "$tmp/bad-config"
+rm "$tmp/usable"
+start_entry 14
+wait_log "not ready, and changing nothing on the node"
+wait_log "installer:   fail  config "
+wait_log "stays: this pod's config is not valid, and the registered hook reads the one installed in $node_dir"
+wait_calls "node-resctrl" 2
+both_registered || fail "a config that is not valid removed the registration: $(cat "$run/out")"
+stop_waiting
+rm "$tmp/bad-config"
+touch "$tmp/usable"
+entry sh "$entry" uninstall >/dev/null 2>&1 || fail "uninstall"
 
 say "-- the node hidden from the start: nothing on it changes, not ready; seen: installed"
 rm -rf "$tmp/node/install" "$tmp/node/hooks.d"
@@ -357,4 +480,5 @@ RMH_BIN=$tmp/image/missing RMH_TEMPLATE=$top/hooks.d/resctrl-mon-hook.json.in \
         RMH_HOOKS_DIR=$tmp/node/hooks.d sh "$entry" >"$run/out" 2>&1 && fail "ran without a binary"
 grep -q "is not an executable" "$run/out" || fail "no reason given: $(cat "$run/out")"
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "registered a hook without a binary"
+! grep -q "gc --dry-run" "$tmp"/run*/calls || fail "the entrypoint ran gc --dry-run, which refuses here"
 say "PASS"
