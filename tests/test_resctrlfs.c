@@ -269,6 +269,40 @@ static pid_t sleeper(void)
         return pid;
 }
 
+/* A sleeper that has run on cpu: it says so through a pipe once it is there. */
+static pid_t sleeper_on_cpu(int cpu)
+{
+        pid_t parent = getpid();
+        int fds[2];
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                cpu_set_t set;
+
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent)
+                        _exit(0);
+                (void) close(root_fd);
+                CPU_ZERO(&set);
+                CPU_SET(cpu, &set);
+                /* sched_setaffinity moves the caller before it returns. */
+                if (sched_setaffinity(0, sizeof(set), &set) < 0 || write(fds[1], "x", 1) != 1)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        (void) close(fds[1]);
+        ck_assert_int_eq(read(fds[0], &c, 1), 1);
+        (void) close(fds[0]);
+        ck_assert_uint_lt(n_children, ELEMENTSOF(children));
+        children[n_children++] = pid;
+        return pid;
+}
+
 static void reap(pid_t pid)
 {
         ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -1599,6 +1633,78 @@ START_TEST(test_mon_groups_per_ctrl)
 }
 END_TEST
 
+/* Arm MPAM's limbo: a PMG freed in a control group is in limbo for that
+ * control group alone, whose mkdir says ENOSPC meanwhile (not EBUSY: the
+ * free list holds other PARTIDs' PMGs), until it is clean. */
+START_TEST(test_mon_groups_per_ctrl_limbo)
+{
+        int64_t t0;
+        int r;
+
+        emu_mount("--mon-groups-per-ctrl", "1", "--num-closids", "4", "--ctrl-groups", "g",
+                  "--limbo-ms", "600", NULL);
+        ck_assert_int_eq(mkdir_at("mon_groups/a"), 0);
+        t0 = now_usec();
+        ck_assert_int_eq(rmdir_at("mon_groups/a"), 0);
+        ck_assert_int_eq(mkdir_at("mon_groups/b"), -ENOSPC);
+        assert_status("Out of RMIDs\n");
+        /* Another control group's PMGs are not in limbo. */
+        ck_assert_int_eq(mkdir_at("g/mon_groups/b"), 0);
+        while ((r = mkdir_at("mon_groups/b")) == -ENOSPC) {
+                ck_assert_int_lt(now_usec() - t0, 60 * 1000000LL);
+                sleep_ms(20);
+        }
+        ck_assert_int_eq(r, 0);
+        ck_assert_int_ge(now_usec() - t0, 600 * 1000);
+}
+END_TEST
+
+/* AET: a package reads Unavailable for an RMID until one of its tasks ran
+ * on a CPU of that package (CPU c in package c mod 2 here); the data stays
+ * with the RMID. A control group sums what its groups have. */
+START_TEST(test_perf_pkg_by_cpu)
+{
+#define PKG_M(n) "g/mon_groups/m/mon_data/mon_PERF_PKG_0" #n "/core_energy"
+        _cleanup_free_ char *c = NULL;
+        pid_t p0;
+
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || sched_getcpu() < 0)
+                return; /* one CPU: package 1 never has data */
+        emu_mount("--perf-pkg-domains", "2", "--perf-pkg-by-cpu", NULL);
+        ck_assert_int_eq(mkdir_at("g"), 0);
+        ck_assert_int_eq(mkdir_at("g/mon_groups/m"), 0);
+        assert_file(PKG_M(0), "Unavailable\n");
+        assert_file(PKG_M(1), "Unavailable\n");
+        assert_file("g/mon_data/mon_PERF_PKG_00/activity", "Unavailable\n");
+        /* The root's RMID: every task the kernel has not moved runs there. */
+        assert_file("mon_data/mon_PERF_PKG_01/core_energy", "0.000000\n");
+
+        p0 = sleeper_on_cpu(0);
+        move("g/tasks", p0);
+        move("g/mon_groups/m/tasks", p0);
+        c = read_at(PKG_M(0));
+        ck_assert_msg(strcmp(c, "Unavailable\n") != 0, "package 0 has no data");
+        assert_file(PKG_M(1), "Unavailable\n");
+        free(TAKE_PTR(c));
+        c = read_at("g/mon_data/mon_PERF_PKG_00/core_energy");
+        ck_assert_msg(strcmp(c, "Unavailable\n") != 0, "the control group sums none");
+        assert_file("g/mon_data/mon_PERF_PKG_01/core_energy", "Unavailable\n");
+
+        /* The task gone, its data stays. */
+        reap(p0);
+        free(TAKE_PTR(c));
+        c = read_at(PKG_M(0));
+        ck_assert_msg(strcmp(c, "Unavailable\n") != 0, "package 0's data went with the task");
+        p0 = sleeper_on_cpu(1);
+        move("g/tasks", p0);
+        move("g/mon_groups/m/tasks", p0);
+        free(TAKE_PTR(c));
+        c = read_at(PKG_M(1));
+        ck_assert_msg(strcmp(c, "Unavailable\n") != 0, "package 1 has no data");
+#undef PKG_M
+}
+END_TEST
+
 START_TEST(test_no_abmc)
 {
         emu_mount(NULL);
@@ -1752,6 +1858,8 @@ static Suite *resctrlfs_suite(void)
             {"abmc_ctrl_groups", test_abmc_ctrl_groups},
             {"no_abmc", test_no_abmc},
             {"mon_groups_per_ctrl", test_mon_groups_per_ctrl},
+            {"mon_groups_per_ctrl_limbo", test_mon_groups_per_ctrl_limbo},
+            {"perf_pkg_by_cpu", test_perf_pkg_by_cpu},
             {"other_files", test_other_files},
             {"flock_root", test_flock_root},
             {"other_mount_namespace", test_other_mount_namespace},

@@ -536,6 +536,11 @@ static int render_event_file(struct fs *fs, const struct node *n, FILE *f)
                         fputs("Unassigned\n", f);
                         return 0;
                 }
+        } else if (n->res == RES_PERF_PKG) {
+                if (model_pkg_event_value(fs->m, n->g, res->events[n->idx], n->dom, &v) < 0) {
+                        fputs("Unavailable\n", f);
+                        return 0;
+                }
         } else
                 v = model_event_value(fs->m, n->g, res->events[n->idx]);
         if (n->sub > 0) {

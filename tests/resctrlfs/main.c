@@ -18,7 +18,7 @@ static void usage(FILE *f)
             f, "usage: resctrlfs [-f] [--num-rmids N] [--num-closids N] [--ctrl-groups A,B,...]\n"
                "                 [--l3-domains N] [--perf-pkg-domains N] [--limbo-ms MS]\n"
                "                 [--mbm-counters N] [--mon-groups-per-ctrl N] [--snc N] [--debug]\n"
-               "                 [--no-fork-tracking] MOUNTPOINT\n");
+               "                 [--perf-pkg-by-cpu] [--no-fork-tracking] MOUNTPOINT\n");
 }
 
 static int parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -75,6 +75,7 @@ int main(int argc, char *argv[])
             {"snc", required_argument, NULL, 'S'},
             {"debug", no_argument, NULL, 'd'},
             {"no-fork-tracking", no_argument, NULL, 'F'},
+            {"perf-pkg-by-cpu", no_argument, NULL, 'C'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -126,6 +127,9 @@ int main(int argc, char *argv[])
                         break;
                 case 'F':
                         cfg.track_forks = false;
+                        break;
+                case 'C':
+                        cfg.perf_pkg_by_cpu = true;
                         break;
                 case 'h':
                         usage(stdout);

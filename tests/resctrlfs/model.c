@@ -72,6 +72,7 @@ struct model {
         bool exits_reported;     /* no need to look for every exited task in /proc */
         bool events_lost;        /* since the last full look */
         unsigned *mbm_available; /* ABMC: free counters per L3 domain */
+        bool *pkg_data;          /* perf_pkg_by_cpu: [rmid * perf_pkg_domains + pkg], data there */
         bool mbm_on_mkdir;
         pid_t *exited; /* reported exited; listed until reaped, as zombies are */
         size_t n_exited, cap_exited;
@@ -145,8 +146,12 @@ int model_new(const struct model_config *cfg, struct model **ret)
                 for (unsigned d = 0; m->mbm_available && d < cfg->l3_domains; d++)
                         m->mbm_available[d] = cfg->mbm_counters;
         }
+        if (cfg->perf_pkg_by_cpu)
+                m->pkg_data =
+                    calloc((size_t) cfg->num_rmids * cfg->perf_pkg_domains, sizeof(*m->pkg_data));
         if (m->proc_fd < 0 || !m->rmids || !m->closid_used || !m->groups ||
-            (cfg->mbm_counters > 0 && !m->mbm_available)) {
+            (cfg->mbm_counters > 0 && !m->mbm_available) ||
+            (cfg->perf_pkg_by_cpu && cfg->perf_pkg_domains > 0 && !m->pkg_data)) {
                 model_free(m);
                 return -ENOMEM;
         }
@@ -185,6 +190,7 @@ void model_free(struct model *m)
         free(m->rmids);
         free(m->closid_used);
         free(m->mbm_available);
+        free(m->pkg_data);
         free(m->exited);
         free(m);
 }
@@ -293,6 +299,23 @@ static int thread_start_time(int proc_fd, pid_t tid, uint64_t *ret)
                 return -EBADMSG;
         *ret = strtoull(p + 1, NULL, 10);
         return 0;
+}
+
+/* The CPU thread tid last ran on (/proc/<tid>/task/<tid>/stat field 39); -1
+ * when /proc cannot tell. */
+static int thread_cpu(int proc_fd, pid_t tid)
+{
+        _cleanup_free_ char *buf = NULL;
+        char path[48];
+        const char *p;
+
+        (void) snprintf(path, sizeof(path), "%d/task/%d/stat", (int) tid, (int) tid);
+        if (read_small_file_at(proc_fd, path, 4096, &buf) < 0)
+                return -1;
+        p = strrchr(buf, ')');
+        for (int field = 3; p && field <= 39; field++)
+                p = strchr(p + 1, ' ');
+        return p ? (int) strtol(p + 1, NULL, 10) : -1;
 }
 
 /* The process of thread tid, from /proc/<tid>/status; 0 when it cannot tell. */
@@ -557,23 +580,37 @@ static void limbo_reclaim(struct model *m)
                 }
 }
 
-/* resctrl_find_free_rmid(): the head of the free list, else EBUSY while some
- * RMID is still in limbo, ENOSPC when none is. */
-static int rmid_alloc(struct model *m, unsigned *ret)
+/* Arm MPAM: an RMID index is a PARTID's PMG (resctrl_arch_rmid_idx_encode()
+ * of drivers/resctrl/mpam_resctrl.c), each CLOSID's mon_groups_per_ctrl + 1
+ * of them side by side; elsewhere an RMID serves any CLOSID. */
+static bool rmid_serves(const struct model *m, unsigned rmid, unsigned closid)
+{
+        return m->cfg.mon_groups_per_ctrl == 0 || rmid / (m->cfg.mon_groups_per_ctrl + 1) == closid;
+}
+
+/* resctrl_find_free_rmid(closid): EBUSY when the free list is empty while
+ * some RMID is still in limbo, ENOSPC when none is; else the first free
+ * RMID that serves closid, and ENOSPC when none does, even while one of
+ * closid's own is in limbo (on MPAM, where an RMID is a PARTID's PMG). */
+static int rmid_alloc(struct model *m, unsigned closid, unsigned *ret)
 {
         struct rmid *best = NULL;
-        bool limbo = false;
+        bool limbo = false, any_free = false;
 
         limbo_reclaim(m);
         for (unsigned i = 0; i < m->cfg.num_rmids; i++) {
                 struct rmid *r = &m->rmids[i];
 
                 limbo = limbo || r->state == RMID_LIMBO;
-                if (r->state == RMID_FREE && (!best || r->free_seq < best->free_seq))
+                any_free = any_free || r->state == RMID_FREE;
+                if (r->state == RMID_FREE && rmid_serves(m, i, closid) &&
+                    (!best || r->free_seq < best->free_seq))
                         best = r;
         }
-        if (!best)
+        if (!any_free)
                 return limbo ? -EBUSY : -ENOSPC;
+        if (!best)
+                return -ENOSPC;
         best->state = RMID_USED;
         *ret = (unsigned) (best - m->rmids);
         return 0;
@@ -652,7 +689,7 @@ int model_mkdir_ctrl(struct model *m, const char *name, mode_t mode, uid_t uid, 
                 model_status_printf(m, "Out of CLOSIDs\n");
                 return r;
         }
-        r = rmid_alloc(m, &rmid);
+        r = rmid_alloc(m, closid, &rmid);
         if (r < 0) {
                 m->closid_used[closid] = false;
                 model_status_printf(m, "Out of RMIDs\n");
@@ -684,17 +721,7 @@ int model_mkdir_mon(struct model *m, struct group *ctrl, const char *name, mode_
         int r;
 
         model_status_clear(m);
-        if (m->cfg.mon_groups_per_ctrl > 0) {
-                unsigned n = 0;
-
-                for (const struct group *c = m->groups; c; c = c->next)
-                        n += c->parent == ctrl;
-                if (n >= m->cfg.mon_groups_per_ctrl) {
-                        model_status_printf(m, "Out of RMIDs\n");
-                        return -ENOSPC;
-                }
-        }
-        r = rmid_alloc(m, &rmid);
+        r = rmid_alloc(m, ctrl->closid, &rmid);
         if (r < 0) {
                 model_status_printf(m, "Out of RMIDs\n");
                 return r;
@@ -1021,6 +1048,51 @@ uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev
                 sum += rmid_event_value(h, ev);
         }
         return sum;
+}
+
+/* AET (intel_aet.c): an RMID has data on a package once one of its tasks ran
+ * on a CPU of it, CPU c being in package c mod perf_pkg_domains here; the
+ * data stays with the RMID, whoever holds it next. Looked at where it is
+ * read: each live task's last CPU, as /proc says. */
+static void pkg_data_update(struct model *m, const struct group *g)
+{
+        unsigned n = m->cfg.perf_pkg_domains;
+
+        for (const struct task *t = g->tasks; t; t = t->next) {
+                int cpu = thread_cpu(m->proc_fd, t->tid);
+
+                if (cpu >= 0)
+                        m->pkg_data[(size_t) g->rmid * n + (unsigned) cpu % n] = true;
+        }
+}
+
+int model_pkg_event_value(struct model *m, struct group *g, enum model_event ev, unsigned pkg,
+                          uint64_t *ret)
+{
+        int64_t now = now_usec();
+        uint64_t sum = 0;
+        bool data = false;
+
+        if (!m->cfg.perf_pkg_by_cpu) {
+                *ret = model_event_value(m, g, ev);
+                return 0;
+        }
+        /* A CTRL_MON group sums its MON groups that have data, as
+         * mon_event_count() skips the children whose read fails. */
+        for (struct group *h = g; h; h = next_listed_group(m, g, h)) {
+                pkg_data_update(m, h);
+                group_advance(h, now);
+                /* The root's RMID 0 has data everywhere: every task the
+                 * kernel has not moved runs there. */
+                if (h->rmid != 0 && !m->pkg_data[(size_t) h->rmid * m->cfg.perf_pkg_domains + pkg])
+                        continue;
+                data = true;
+                sum += rmid_event_value(h, ev);
+        }
+        if (!data)
+                return -ENODATA;
+        *ret = sum;
+        return 0;
 }
 
 /* ---- assignable counters (ABMC) ---- */

@@ -27,6 +27,7 @@ struct model_config {
         unsigned mbm_counters; /* ABMC: assignable counters per L3 domain; 0: none (v6.17-) */
         unsigned mon_groups_per_ctrl; /* Arm MPAM's PMGs: per CTRL_MON group; 0: any */
         unsigned snc_nodes;           /* SNC: mon_sub_L3_* nodes per L3 domain; 0: no SNC */
+        bool perf_pkg_by_cpu;         /* AET: a package has data for an RMID once it ran there */
         bool track_forks;             /* new tasks start in their creator's group (forks.h) */
 };
 
@@ -140,6 +141,13 @@ void model_task_created(struct model *m, pid_t creator, pid_t tid, pid_t tgid);
 /* An event counter of g: its own RMID, plus its MON groups' for a CTRL_MON
  * group. Fixed-point events are raw values with MODEL_FIXED_POINT_BITS. */
 uint64_t model_event_value(struct model *m, struct group *g, enum model_event ev);
+
+/* Event ev of g on PERF_PKG package pkg. With cfg.perf_pkg_by_cpu, -ENODATA
+ * ("Unavailable", intel_aet.c) while neither g's RMID nor, for a CTRL_MON
+ * group, one of its MON groups' has run on a CPU of pkg (CPU c is in package
+ * c mod perf_pkg_domains); else model_event_value(). */
+int model_pkg_event_value(struct model *m, struct group *g, enum model_event ev, unsigned pkg,
+                          uint64_t *ret);
 
 /* ABMC ("mbm_event" mode, v6.18+), when cfg.mbm_counters > 0. A group gets a
  * counter per event and domain at mkdir while mbm_assign_on_mkdir is 1, each
