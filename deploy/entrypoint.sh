@@ -220,12 +220,12 @@ kept_because() {
         fi
 }
 
-# enforce: judge, then the rule's removal: a registration goes when the
-# node's condition says so, else it stays, and why is said once each time
-# it changes (kept_said).
+# enforce: the rule's removal, by judge's verdicts, for a pod that does not
+# register (one that does rewrites the files in place, and takes nothing
+# away meanwhile): a registration goes when the node's condition says so,
+# else it stays, and why is said once each time it changes (kept_said).
 kept_said=""
 enforce() {
-        judge
         any_registered || return 0
         if reason=$(node_unusable); then
                 say "removing the registration: $reason"
@@ -247,6 +247,7 @@ enforce() {
 wait_until_seen() {
         said=""
         until why=$(problems); do
+                judge
                 enforce
                 if [ "$why" != "$said" ]; then
                         say "not ready, and changing nothing on the node, retrying every ${retry}s:"
@@ -263,7 +264,7 @@ wait_until_seen() {
 # rule (enforce).
 wait_until_usable() {
         said=""
-        until enforce && can_register; do
+        until judge && can_register; do
                 if [ "$failing" != "$said" ]; then
                         say "not registering the hook yet, retrying every ${retry}s:"
                         say_problems "$failing"
@@ -272,6 +273,7 @@ wait_until_usable() {
                         fi
                         said=$failing
                 fi
+                enforce
                 sleep "$retry" &
                 wait $!
         done

@@ -51,6 +51,8 @@ printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 #                    (node-resctrl), and this pod sees it (resctrl-mount)
 #   $tmp/pod-blind   ... but this pod does not see it (its manifest hides it)
 #   $tmp/nomon       ... mounted without monitoring
+#   $tmp/node-blind  node-resctrl fails although this pod sees resctrl (pid 1
+#                    is not the node's init: no hostPID, or a test machine)
 #   $tmp/hidden      the node's cgroups hidden from this pod (node-cgroups)
 #   $tmp/bad-config  this pod's config is not valid (config)
 #   $tmp/old         a hook without --only: fails as one does
@@ -86,7 +88,7 @@ if [ "$3" = check ]; then
                                 row ok config "'/etc/resctrl-mon-hook/config.yaml' is valid"
                         fi ;;
                 node-resctrl)
-                        if [ -e "$node/usable" ]; then
+                        if [ -e "$node/usable" ] && [ ! -e "$node/node-blind" ]; then
                                 row ok node-resctrl "the node has resctrl mounted at '/sys/fs/resctrl'"
                         else
                                 row fail node-resctrl "the node has no mount at '/sys/fs/resctrl'" \
@@ -333,6 +335,13 @@ run_entry 2
 check_installed
 ! unregistered_in_trace || fail "a restart on a working node removed the registration: $(grep unlink "$run/trace")"
 stop_entry
+say "-- restarted where this pod sees resctrl but node-resctrl fails: registers, removing nothing first"
+touch "$tmp/node-blind"
+run_entry 15
+check_installed
+! unregistered_in_trace || fail "a pod that registers removed the registration first: $(grep unlink "$run/trace")"
+stop_entry
+rm "$tmp/node-blind"
 
 say "-- a node without resctrl: nothing registered (a previous pod's registration removed), not ready"
 rm "$tmp/usable"
