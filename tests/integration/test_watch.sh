@@ -228,7 +228,7 @@ create_c2() {
 # Issue 32 (c): watch holds no file of resctrl between its passes, so the
 # mount unit can unmount resctrl under it and mount it again. A container
 # created then is monitored, and an exec into it joins at once: watch opens
-# the new mount at the exec, with no pass in between.
+# the new mount at the exec, with no pass in between, and closes it after.
 test_remount() {
         setup_pod v2 || { echo "no v2 hierarchy mounted: nothing to test"; return; }
         check "watch starts" start_watch 3600
@@ -241,6 +241,7 @@ test_remount() {
         check "an exec into it joins at the exec" joins "$G2" "$XPID"
         check "with no gc pass in between" [ "$(watch_says .passes)" = 1 ]
         check "nothing logged" nothing_logged
+        check "the exec handled, a plain umount again" unmount_plain
         remove_cgroup_tree "$root/c2"
         teardown_pod
 }
