@@ -313,8 +313,12 @@ static int claim_group(struct gc *gc, struct pod_session *s, const char *ctrl, e
         int made = pod_group_claim(s, ctrl, &status);
 
         if (made == -ENOSPC || made == -EBUSY || made == -ENOENT) {
-                log_warning_errno(made, "cannot make the group of pod %s in %s (%s)", s->uid,
-                                  ctrl_display(ctrl), status ? status : "?");
+                /* A container that waits for an RMID was said to when it
+                 * began; watch tries it again after every removal. */
+                (void) log_errno_at(why == MADE_FOR_WAITING && made != -ENOENT ? LOG_DEBUG
+                                                                               : LOG_WARNING,
+                                    made, "cannot make the group of pod %s in %s (%s)", s->uid,
+                                    ctrl_display(ctrl), status ? status : "?");
                 if (!s->dry_run)
                         pending_unmonitored(s, ctrl, made, status);
         }
