@@ -53,6 +53,12 @@
 #      goes within one gc pass of the pod's cgroup
 #   e) c and d for the containerd pod too (the containerd-nri overlay's
 #      DaemonSet container is the base's: checked)
+#   f) beside a nested runtime's pod (kind, Docker-in-Docker), its member
+#      file recorded in another pid namespace, the only state in stateDir
+#      when the DaemonSet first starts (a still registers) and once d and e
+#      are done: the DaemonSet run again after its SIGTERM keeps the
+#      registration, becomes ready, and its gc passes refuse nothing; the
+#      file stays untouched (the run's cleanup removes it)
 # and bad input (on the host's cgroups), on a node the image has not touched
 # yet, with a pod that started before: the manifest's cgroup mount missing or
 # read-write fails the test's checks of the manifest, and the image run so is
@@ -753,6 +759,12 @@ watch_passes() { # NODE N
         jq -e --argjson n "$2" '.passes >= $n' "$1/run/resctrl-mon-hook/watch.state" >/dev/null 2>&1
 }
 
+# True once a watch other than pid OLD has made N gc passes.
+new_watch_passes() { # NODE OLD N
+        jq -e --argjson old "$2" --argjson n "$3" '.pid != $old and .passes >= $n' \
+                "$1/run/resctrl-mon-hook/watch.state" >/dev/null 2>&1
+}
+
 # --- the DaemonSet's container -------------------------------------------------
 
 # ds_run VIEW DS NAME: the container of the DaemonSet's lines DS (derived
@@ -833,7 +845,7 @@ node_snapshot() { # VIEW
 
 # run_view VIEW: a)-e) on VIEW's node, the DaemonSet as deploy/base renders it.
 run_view() {
-        local v=$1 n=$tmp/$1/node uid1 uid2 p e f hooksd t0 retry
+        local v=$1 n=$tmp/$1/node uid1 uid2 p e f hooksd t0 retry foreign old_watch
         t0=$(date +%s)
         hooksd=$n/usr/share/containers/oci/hooks.d
         mkdir -p "$n/sys/fs/resctrl" "$tmp/$v/cgroup-mnt" || die "mkdir"
@@ -851,6 +863,17 @@ run_view() {
         mkdir -p "$n/run/runc/rmh-daemonset" &&
                 echo '{"init_process_pid": 4194304, "init_process_start": 1, "config": {"labels": []}}' \
                         >"$n/run/runc/rmh-daemonset/state.json" || die "cannot record the DaemonSet's container"
+        # A pod of a nested runtime (kind, Docker-in-Docker sharing /run):
+        # its member file, recorded in another pid namespace (4026531837, the
+        # initial user namespace's inode, which no pid namespace can have).
+        # The only state there when the DaemonSet starts, and again when it
+        # restarts: neither gc's view of it nor anything else may keep the
+        # hook from being registered, or take the registration away.
+        foreign=$n/run/resctrl-mon-hook/$(cat /proc/sys/kernel/random/uuid).members
+        mkdir -p "$n/run/resctrl-mon-hook" &&
+                printf '{"version":1,"uid":"%s","namespace":"kind","pod":"nested","pid_ns":4026531837,"groups":[{"ctrl":"/","owned":true}],"members":[{"id":"nested-c1","ctrl":"/","pid":7,"start_time":1234,"monitored":true,"reason":null}]}\n' \
+                        "$(basename "$foreign" .members)" >"$foreign" && cp "$foreign" "$tmp/$v/foreign.members" ||
+                die "cannot record the nested runtime's pod"
         retry=$(sed -n 's|^spec\.template\.spec\.containers\.0\.env\.\([0-9]*\)\.name=RMH_RETRY_SECONDS$|\1|p' "$tmp/base.ds")
         retry=$(sed -n "s|^spec\\.template\\.spec\\.containers\\.0\\.env\\.$retry\\.value=||p" "$tmp/base.ds")
 
@@ -937,6 +960,25 @@ run_view() {
         step "[$v] SIGTERM: exits 0, the hook stays registered"
         ds_stop "$v"
         [ "$(ls "$hooksd" | wc -l)" -eq 2 ] || fail "[$v] hooks.d holds [$(ls -A "$hooksd")] after SIGTERM"
+        cat "$hooksd"/*.json >"$tmp/$v/registration"
+        old_watch=$(jq .pid "$n/run/resctrl-mon-hook/watch.state")
+
+        step "[$v] f) restarted, the nested runtime's pod the only state: the registration kept, ready"
+        ds_run "$v" "$tmp/base.ds" again
+        wait_for $((retry + WAIT_DAEMON)) "readiness after the restart" ds_ready ||
+                fail "[$v] not ready after the restart: $ready_out; $(ds_log | tail -n 5)"
+        ds_log_has "installed /opt/resctrl-mon-hook/resctrl-mon-hook and registered it" ||
+                fail "[$v] the restart did not register: $(ds_log | tail -n 5)"
+        ! ds_log_has "removing the registration" || fail "[$v] the restart removed the registration: $(ds_log | grep removing)"
+        cmp -s "$tmp/$v/registration" <(cat "$hooksd"/*.json) ||
+                fail "[$v] the registration changed across the restart: $(cat "$hooksd"/*.json)"
+        wait_for $((2 * gc_interval + WAIT_DAEMON)) "two gc passes of the restarted watch" \
+                new_watch_passes "$n" "$old_watch" 2 || fail "[$v] the restarted watch made no two gc passes"
+        ! ds_log_has "refusing" || fail "[$v] gc refused its passes: $(ds_log | grep refusing | tail -n 2)"
+        cmp -s "$tmp/$v/foreign.members" "$foreign" || fail "[$v] the nested runtime's pod's file changed: $(cat "$foreign")"
+        ds_ready || fail "[$v] not ready after two passes: $ready_out"
+        ds_stop "$v"
+        [ "$(ls "$hooksd" | wc -l)" -eq 2 ] || fail "[$v] hooks.d holds [$(ls -A "$hooksd")] after the second SIGTERM"
         say "[$v] $(($(date +%s) - t0))s"
 }
 
