@@ -167,6 +167,8 @@ const char *counter_state_to_string(enum counter_state s)
                 return "Error";
         case COUNTER_UNASSIGNED:
                 return "Unassigned";
+        case COUNTER_UNPARSED:
+                return "error";
         }
         return "?";
 }
@@ -201,11 +203,12 @@ static int read_one(int domain_fd, const char *domain, const char *name, bool cu
         r = read_small_file_at(domain_fd, name, COUNTER_FILE_MAX, &text);
         if (r == -EISDIR)
                 return 0;
-        if (r < 0)
-                return r == -EFBIG ? -EBADMSG : r;
-        r = counter_text_parse(text, &rd.state, &rd.value);
-        if (r < 0)
-                return -EBADMSG;
+        if (r < 0 && r != -EFBIG)
+                return r;
+        /* What no kernel writes (a file of another tool's, a change of
+         * format) costs this counter only, never its group's others. */
+        if (r < 0 || counter_text_parse(text, &rd.state, &rd.value) < 0)
+                rd.state = COUNTER_UNPARSED;
         snprintf(rd.domain, sizeof(rd.domain), "%s", domain);
         snprintf(rd.name, sizeof(rd.name), "%s", name);
 
@@ -276,5 +279,36 @@ int counters_read(int group_fd, bool cumulative_only, struct counter_reading **r
                 qsort(items, list.n, sizeof(*items), reading_compare);
         *ret = TAKE_PTR(items);
         *ret_n = list.n;
+        return 0;
+}
+
+int counter_read_key(int group_fd, const char *key, struct counter_reading *ret)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ struct counter_reading *items = NULL;
+        struct reading_list list = {0};
+        const char *slash = strchr(key, '/');
+        char domain[NAME_MAX + 1];
+        int r;
+
+        if (!slash || (size_t) (slash - key) > NAME_MAX)
+                return -EINVAL;
+        (void) snprintf(domain, sizeof(domain), "%.*s", (int) (slash - key), key);
+        if (!name_is_valid(domain) || !name_is_valid(slash + 1))
+                return -EINVAL;
+        r = opendir_at(group_fd, "mon_data", &d);
+        if (r >= 0) {
+                _cleanup_(closedirp) DIR *dom = NULL;
+
+                r = opendir_at(dirfd(d), domain, &dom);
+                if (r >= 0)
+                        r = read_one(dirfd(dom), domain, slash + 1, false, &list);
+        }
+        items = list.items;
+        if (r < 0)
+                return r;
+        if (list.n != 1)
+                return -ENOENT; /* a directory */
+        *ret = items[0];
         return 0;
 }

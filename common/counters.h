@@ -19,6 +19,7 @@ enum counter_state {
         COUNTER_UNAVAILABLE, /* "Unavailable": nothing counted yet, or no counter (AMD) */
         COUNTER_ERROR,       /* "Error": the hardware flagged the read */
         COUNTER_UNASSIGNED,  /* "Unassigned": no ABMC counter assigned (v6.18+) */
+        COUNTER_UNPARSED,    /* the file says neither a value nor one of those words */
 };
 
 /* An exact decimal, v / 10^scale. Integer counters have scale 0; fixed-point
@@ -76,7 +77,8 @@ int counter_value_sub(const struct counter_value *a, const struct counter_value 
 /* The value as a double, for JSON (rounds beyond 2^53). */
 double counter_value_to_double(const struct counter_value *v);
 
-/* "ok", "Unavailable", "Error", "Unassigned"; "gauge", "cumulative". */
+/* "ok", "Unavailable", "Error", "Unassigned", "error" (COUNTER_UNPARSED: the
+ * hook's word, not the kernel's); "gauge", "cumulative". */
 const char *counter_state_to_string(enum counter_state s);
 const char *counter_kind_to_string(enum counter_kind k);
 
@@ -84,7 +86,14 @@ const char *counter_kind_to_string(enum counter_kind k);
  * mon_data/ (a group's own directory fd), one read(2) each, into *ret
  * (malloc'd, *ret_n entries, sorted by domain then name). Subdirectories of a
  * domain (SNC's mon_sub_L3_*) are skipped: the domain's files already sum
- * them. With cumulative_only, gauges are not read at all. -ENOENT when the
- * group went away meanwhile; -E2BIG past COUNTERS_MAX files; -EBADMSG for a
- * file that is neither a value nor one of the kernel's words. */
+ * them. With cumulative_only, gauges are not read at all. A file that is
+ * neither a value nor one of the kernel's words, or too long for one, is
+ * that counter's reading, COUNTER_UNPARSED: it costs no other counter.
+ * -ENOENT when the group went away meanwhile; -E2BIG past COUNTERS_MAX
+ * files. */
 int counters_read(int group_fd, bool cumulative_only, struct counter_reading **ret, size_t *ret_n);
+
+/* Reads one counter of the group, key "<domain>/<event>" (a baseline's, as
+ * members.h keys them), as counters_read would. -ENOENT when the group or
+ * that file is gone; -EINVAL for a key that is not two names. */
+int counter_read_key(int group_fd, const char *key, struct counter_reading *ret);

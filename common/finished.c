@@ -78,6 +78,10 @@ static json_t *format_counters(const struct finished_pod *f)
                 const struct counter_reading *rd = &f->rd[i];
                 char key[2 * NAME_MAX + 2], text[COUNTER_VALUE_STRLEN];
 
+                /* A text that did not parse has no word a reader of
+                 * another version knows: it would cost the whole record. */
+                if (rd->state == COUNTER_UNPARSED)
+                        continue;
                 (void) snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
                 if (rd->state != COUNTER_OK)
                         (void) snprintf(text, sizeof(text), "%s",

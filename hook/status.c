@@ -962,6 +962,25 @@ static int print_json(const struct node_view *nv)
         return 0;
 }
 
+/* A counter file whose text does not parse: its series has no sample, and
+ * this one says so, by event, with the labels the series would have. */
+static int prom_counter_error(struct prom_writer *w, const char *const *labels, const char *event)
+{
+        const char *l[13];
+        size_t n = 0;
+
+        for (; labels[n] && n < 10; n++)
+                l[n] = labels[n];
+        l[n++] = "event";
+        l[n++] = event;
+        l[n] = NULL;
+        return prom_add(w, "resctrl_pod_counter_error", "gauge",
+                        "1 for a counter file of the pod's group whose text is neither a value "
+                        "nor one of the kernel's words (status shows it as error); that counter "
+                        "has no sample, the group's others do",
+                        l, "1");
+}
+
 /* A counter's value for Prometheus: the count since the hook started using
  * the group where a baseline exists, so that a reused RMID's residue is no
  * increase; the raw value otherwise. A re-created group starts again near
@@ -983,6 +1002,8 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
         bool gauge = rd->kind == COUNTER_GAUGE;
         int r;
 
+        if (rd->state == COUNTER_UNPARSED && !final)
+                return prom_counter_error(w, labels, rd->name);
         if (rd->state != COUNTER_OK)
                 return 0; /* Unavailable, Error, Unassigned: no sample */
         r = prom_counter_name(final ? "resctrl_pod_final_" : "resctrl_pod_", rd->name, rd->kind,

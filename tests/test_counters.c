@@ -185,15 +185,43 @@ START_TEST(test_read_cumulative_only)
 }
 END_TEST
 
-START_TEST(test_read_refuses)
+/* A file that does not parse is its counter's reading, "error"; the
+ * group's other counters are read as ever. */
+START_TEST(test_read_unparsed_costs_one)
 {
-        _cleanup_close_ int fd = make_group(), empty = tmptree_new(NULL);
-        struct counter_reading *rd = NULL;
+        _cleanup_close_ int fd = make_group();
+        _cleanup_free_ struct counter_reading *rd = NULL;
+        char big[200];
         size_t n = 0;
 
         tmptree_put(fd, "mon_data/mon_L3_01/mbm_local_bytes", "12 bytes\n");
-        ck_assert_int_eq(counters_read(fd, false, &rd, &n), -EBADMSG);
-        ck_assert_ptr_null(rd);
+        memset(big, '7', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        tmptree_put(fd, "mon_data/mon_PERF_PKG_00/activity", big); /* longer than any counter */
+        ck_assert_int_eq(counters_read(fd, false, &rd, &n), 0);
+        ck_assert_uint_eq(n, 7);
+        ck_assert_str_eq(rd[2].domain, "mon_L3_01");
+        ck_assert_str_eq(rd[2].name, "mbm_local_bytes");
+        ck_assert_int_eq(rd[2].state, COUNTER_UNPARSED);
+        ck_assert_str_eq(counter_state_to_string(rd[2].state), "error");
+        ck_assert_str_eq(rd[3].name, "mbm_total_bytes");
+        ck_assert_int_eq(rd[3].state, COUNTER_OK);
+        ck_assert_uint_eq(rd[3].value.v, 1000);
+        ck_assert_str_eq(rd[4].name, "activity");
+        ck_assert_int_eq(rd[4].state, COUNTER_UNPARSED);
+        ck_assert_str_eq(rd[5].name, "c6_res");
+        ck_assert_int_eq(rd[5].state, COUNTER_ERROR);
+        ck_assert_str_eq(rd[6].name, "core_energy");
+        ck_assert_int_eq(rd[6].state, COUNTER_OK);
+}
+END_TEST
+
+START_TEST(test_read_refuses)
+{
+        _cleanup_close_ int empty = tmptree_new(NULL);
+        struct counter_reading *rd = NULL;
+        size_t n = 0;
+
         ck_assert_int_eq(counters_read(empty, false, &rd, &n), -ENOENT);
         ck_assert_int_eq(symlinkat("/etc", empty, "mon_data"), 0);
         ck_assert_int_eq(counters_read(empty, false, &rd, &n), -ENOTDIR); /* not followed */
@@ -213,6 +241,7 @@ static Suite *counters_suite(void)
         tcase_add_test(tc, test_describe);
         tcase_add_test(tc, test_read_group);
         tcase_add_test(tc, test_read_cumulative_only);
+        tcase_add_test(tc, test_read_unparsed_costs_one);
         tcase_add_test(tc, test_read_refuses);
         suite_add_tcase(s, tc);
         return s;
