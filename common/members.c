@@ -228,6 +228,40 @@ static bool baseline_key_is_valid(const char *key)
         return name_is_valid(domain) && name_is_valid(slash + 1);
 }
 
+static void drop_pending(struct group *g, const char *key)
+{
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (strcmp(g->pending[i], key) == 0) {
+                        free(g->pending[i]);
+                        g->pending[i] = g->pending[--g->n_pending];
+                        return;
+                }
+}
+
+int pod_state_group_add_pending(struct group *g, const char *key)
+{
+        char **a, *k;
+
+        if (!baseline_key_is_valid(key))
+                return -EINVAL;
+        if (pod_state_group_baseline(g, key))
+                return 0;
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (strcmp(g->pending[i], key) == 0)
+                        return 0;
+        if (g->n_pending >= STATE_BASELINE_MAX)
+                return -E2BIG;
+        k = strdup(key);
+        a = k ? reallocarray(g->pending, g->n_pending + 1, sizeof(*a)) : NULL;
+        if (!a) {
+                free(k);
+                return -ENOMEM;
+        }
+        a[g->n_pending++] = k;
+        g->pending = a;
+        return 0;
+}
+
 int pod_state_group_set_baseline(struct group *g, const char *key, const struct counter_value *v)
 {
         struct baseline *b, *a;
@@ -235,6 +269,7 @@ int pod_state_group_set_baseline(struct group *g, const char *key, const struct 
 
         if (!baseline_key_is_valid(key) || v->scale > COUNTER_SCALE_MAX)
                 return -EINVAL;
+        drop_pending(g, key);
         for (size_t i = 0; i < g->n_baseline; i++)
                 if (strcmp(g->baseline[i].key, key) == 0) {
                         g->baseline[i].value = *v;
@@ -262,6 +297,11 @@ void pod_state_group_clear_baseline(struct group *g)
         free(g->baseline);
         g->baseline = NULL;
         g->n_baseline = 0;
+        for (size_t i = 0; i < g->n_pending; i++)
+                free(g->pending[i]);
+        free(g->pending);
+        g->pending = NULL;
+        g->n_pending = 0;
 }
 
 const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key)
@@ -355,6 +395,27 @@ json_t *pod_state_baseline_to_json(const struct group *g)
         return TAKE_PTR(o);
 }
 
+/* Sorted, so that the file says the same whatever order they left in. */
+static int string_compare(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static json_t *format_pending(const struct group *g)
+{
+        json_auto_t *a = json_array();
+        _cleanup_free_ char **keys = reallocarray(NULL, g->n_pending, sizeof(*keys));
+
+        if (!a || !keys)
+                return NULL;
+        memcpy(keys, g->pending, g->n_pending * sizeof(*keys));
+        qsort(keys, g->n_pending, sizeof(*keys), string_compare);
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (json_array_append_new(a, json_string(keys[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
 static json_t *format_group(const struct group *g)
 {
         json_auto_t *o = json_pack("{s:s, s:b}", "ctrl", g->ctrl, "owned", g->owned);
@@ -369,6 +430,8 @@ static json_t *format_group(const struct group *g)
                 return NULL;
         if (g->n_baseline > 0 &&
             json_object_set_new(o, "baseline", pod_state_baseline_to_json(g)) < 0)
+                return NULL;
+        if (g->n_pending > 0 && json_object_set_new(o, "baseline_pending", format_pending(g)) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -489,6 +552,27 @@ int pod_state_baseline_from_json(json_t *o, const char *what, struct group *g, c
         return 0;
 }
 
+static int parse_pending(json_t *a, const char *what, struct group *g, char **reterr)
+{
+        size_t i;
+        json_t *v;
+
+        if (!json_is_array(a))
+                return bad_state(reterr, "%s: baseline_pending must be an array", what);
+        if (json_array_size(a) > STATE_BASELINE_MAX)
+                return bad_state(reterr, "%s: too many baseline_pending entries", what);
+        json_array_foreach(a, i, v) {
+                int r = json_is_string(v) ? pod_state_group_add_pending(g, json_string_value(v))
+                                          : -EINVAL;
+
+                if (r == -EINVAL)
+                        return bad_state(reterr, "%s: invalid baseline_pending key", what);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static bool is_uint(const json_t *v)
 {
         return json_is_integer(v) && json_integer_value(v) >= 0;
@@ -502,14 +586,16 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
         if (!json_is_array(groups))
                 return bad_state(reterr, "groups must be an array");
         json_array_foreach(groups, i, g) {
-                json_t *baseline = NULL, *emptied_at = NULL, *created_ms = NULL;
+                json_t *baseline = NULL, *emptied_at = NULL, *created_ms = NULL, *pending = NULL;
                 json_error_t jerr;
                 const char *ctrl;
+                char what[32];
                 int owned, r;
 
-                if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o, s?o}", "ctrl", &ctrl, "owned",
-                                   &owned, "emptied_at", &emptied_at, "created_ms", &created_ms,
-                                   "baseline", &baseline) < 0)
+                if (json_unpack_ex(g, &jerr, 0, "{s:s, s:b, s?o, s?o, s?o, s?o}", "ctrl", &ctrl,
+                                   "owned", &owned, "emptied_at", &emptied_at, "created_ms",
+                                   &created_ms, "baseline", &baseline, "baseline_pending",
+                                   &pending) < 0)
                         return bad_state(reterr, "group %zu: %s", i, jerr.text);
                 if (emptied_at && !is_uint(emptied_at))
                         return bad_state(reterr, "group %zu: emptied_at must be an integer >= 0",
@@ -517,14 +603,13 @@ static int parse_groups(json_t *groups, struct pod_state *s, char **reterr)
                 if (created_ms && !is_uint(created_ms))
                         return bad_state(reterr, "group %zu: created_ms must be an integer >= 0",
                                          i);
+                (void) snprintf(what, sizeof(what), "group %zu", i);
                 r = pod_state_add_group(s, ctrl, owned);
-                if (r >= 0 && baseline) {
-                        char what[32];
-
-                        (void) snprintf(what, sizeof(what), "group %zu", i);
+                if (r >= 0 && baseline)
                         r = pod_state_baseline_from_json(baseline, what,
                                                          &s->groups[s->n_groups - 1], reterr);
-                }
+                if (r >= 0 && pending)
+                        r = parse_pending(pending, what, &s->groups[s->n_groups - 1], reterr);
                 if (r < 0)
                         return r;
                 if (created_ms)

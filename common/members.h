@@ -30,6 +30,12 @@
  * started using it, keyed
  * "<mon_data domain>/<event>", valued the kernel's text ("1234",
  * "1.500000"): a reused RMID can carry counts of its previous group.
+ * From 0.3 on, "baseline_pending" (omitted when empty) lists the keys of
+ * the cumulative counters that were not readable then (Unavailable: AET's
+ * packages where the RMID has no data yet; Error; a text that does not
+ * parse): the first value one of them reads under the pod lock becomes its
+ * baseline, and its key leaves the list. 0.2 drops the list when it saves:
+ * those counters then stay without a baseline, as they were before.
  *
  * Other versions of the hook read the same files (a rolling upgrade, a
  * rollback): a key this binary does not know is ignored, and a save keeps
@@ -76,6 +82,8 @@ struct group {
         int64_t created_ms;  /* when the hook made or adopted it, Unix ms; 0: not recorded */
         struct baseline *baseline; /* counters when the hook started using it */
         size_t n_baseline;
+        char **pending; /* keys of counters not readable then: their first value is theirs */
+        size_t n_pending;
 };
 
 struct pod_state {
@@ -129,8 +137,15 @@ void pod_state_drop_group(struct pod_state *s, const char *ctrl);
  * key that is not two valid names joined by '/' with the domain starting
  * "mon_", -E2BIG past STATE_BASELINE_MAX entries, -ENOMEM. */
 int pod_state_group_set_baseline(struct group *g, const char *key, const struct counter_value *v);
-/* Forgets every baseline of g (its group was re-created: a new RMID). */
+/* Forgets every baseline of g, and every key pending one (its group was
+ * re-created: a new RMID). */
 void pod_state_group_clear_baseline(struct group *g);
+/* Notes that key's counter was not readable when g's baseline was taken:
+ * its first readable value is to become its baseline. A key with a
+ * baseline, or pending already, is left as it is. 0, -EINVAL (a key
+ * pod_state_group_set_baseline refuses), -E2BIG, -ENOMEM. Setting key's
+ * baseline takes it off the list. */
+int pod_state_group_add_pending(struct group *g, const char *key);
 /* NULL when g has no baseline for key. */
 const struct counter_value *pod_state_group_baseline(const struct group *g, const char *key);
 /* g's baseline as the member file holds it: {"<domain>/<event>": "<the

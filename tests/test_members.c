@@ -573,6 +573,56 @@ START_TEST(test_baseline_round_trip)
 }
 END_TEST
 
+/* Keys pending their baseline: kept sorted, one a key, never beside a
+ * baseline of theirs; setting the baseline takes the key off; re-read as
+ * written; bad lists refused. */
+START_TEST(test_baseline_pending)
+{
+        static const char *const bad[] = {
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline_pending\":{}}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline_pending\":[1]}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline_pending\":[\"x/y\"]}", ""),
+            STATE("{\"ctrl\":\"/\",\"owned\":true,\"baseline_pending\":[\"mon_L3_00/a/b\"]}", ""),
+        };
+        struct pod_state s = {}, back = {};
+        struct counter_value one = {1, 0};
+        char *text = NULL;
+        struct group *g;
+
+        ck_assert_int_eq(pod_state_add_group(&s, "/", true), 0);
+        g = pod_state_find_group(&s, "/");
+        ck_assert_int_eq(pod_state_group_set_baseline(g, "mon_L3_00/mbm_total_bytes", &one), 0);
+        ck_assert_int_eq(pod_state_group_add_pending(g, "mon_PERF_PKG_01/core_energy"), 0);
+        ck_assert_int_eq(pod_state_group_add_pending(g, "mon_PERF_PKG_00/core_energy"), 0);
+        ck_assert_int_eq(pod_state_group_add_pending(g, "mon_PERF_PKG_00/core_energy"), 0);
+        ck_assert_int_eq(pod_state_group_add_pending(g, "mon_L3_00/mbm_total_bytes"), 0);
+        ck_assert_int_eq(pod_state_group_add_pending(g, "core_energy"), -EINVAL);
+        ck_assert_uint_eq(g->n_pending, 2);
+        ck_assert_int_eq(pod_state_format(&s, UID, &text), 0);
+        ck_assert_str_eq(text, "{\"groups\":[{\"baseline\":{\"mon_L3_00/mbm_total_bytes\":\"1\"},"
+                               "\"baseline_pending\":[\"mon_PERF_PKG_00/core_energy\","
+                               "\"mon_PERF_PKG_01/core_energy\"],\"ctrl\":\"/\",\"owned\":true}],"
+                               "\"members\":[],\"namespace\":null,\"pod\":null,\"uid\":\"u1\","
+                               "\"version\":1}\n");
+        ck_assert_int_eq(pod_state_parse(text, strlen(text), UID, &back, NULL), 0);
+        g = pod_state_find_group(&back, "/");
+        ck_assert_uint_eq(g->n_pending, 2);
+        ck_assert_int_eq(pod_state_group_set_baseline(g, "mon_PERF_PKG_00/core_energy", &one), 0);
+        ck_assert_uint_eq(g->n_pending, 1);
+        ck_assert_str_eq(g->pending[0], "mon_PERF_PKG_01/core_energy");
+        pod_state_group_clear_baseline(g);
+        ck_assert_uint_eq(g->n_pending, 0);
+        pod_state_done(&back);
+        back = (struct pod_state){};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(pod_state_parse(bad[i], strlen(bad[i]), UID, &back, NULL) == -EBADMSG,
+                              "state %zu accepted", i);
+        free(text);
+        pod_state_done(&s);
+        pod_state_done(&back);
+}
+END_TEST
+
 START_TEST(test_baseline_refuses)
 {
         static const char *const bad_keys[] = {"mbm_total_bytes",
@@ -791,6 +841,7 @@ static Suite *members_suite(void)
         tcase_add_test(tc, test_save_tmp_symlink_not_followed);
         tcase_add_test(tc, test_baseline_round_trip);
         tcase_add_test(tc, test_baseline_refuses);
+        tcase_add_test(tc, test_baseline_pending);
         suite_add_tcase(s, tc);
         return s;
 }
