@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,60 @@ int statedir_name(const char *uid, enum statedir_file kind, char buf[static STAT
         if (!name_is_valid(uid) || strlen(uid) > POD_UID_LEN)
                 return -EINVAL;
         (void) snprintf(buf, STATEDIR_NAME_SIZE, "%s%s", uid, suffixes[kind]);
+        return 0;
+}
+
+/* FNV-1a: a control group's name (up to NAME_MAX bytes) in a file name. */
+static uint64_t ctrl_hash(const char *ctrl)
+{
+        uint64_t h = UINT64_C(14695981039346656037);
+
+        for (const unsigned char *p = (const unsigned char *) ctrl; *p; p++)
+                h = (h ^ *p) * UINT64_C(1099511628211);
+        return h;
+}
+
+void statedir_freed_name(const char *ctrl, char buf[static STATEDIR_FREED_NAME_SIZE])
+{
+        (void) snprintf(buf, STATEDIR_FREED_NAME_SIZE, "%s%016" PRIx64, STATEDIR_FREED_PREFIX,
+                        ctrl_hash(ctrl));
+}
+
+bool statedir_is_freed_name(const char *name)
+{
+        const char *hex = name + strlen(STATEDIR_FREED_PREFIX);
+
+        return startswith(name, STATEDIR_FREED_PREFIX) && strlen(hex) == 16 &&
+               strspn(hex, "0123456789abcdef") == 16;
+}
+
+int statedir_mark_freed(int state_fd, const char *ctrl)
+{
+        char name[STATEDIR_FREED_NAME_SIZE];
+        _cleanup_close_ int fd = -EBADF;
+
+        statedir_freed_name(ctrl, name);
+        fd = openat(state_fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        return futimens(fd, NULL) < 0 ? -errno : 0;
+}
+
+int statedir_freed_age_ms(int state_fd, const char *ctrl, int64_t *ret)
+{
+        char name[STATEDIR_FREED_NAME_SIZE];
+        struct stat st;
+        int64_t at;
+
+        statedir_freed_name(ctrl, name);
+        if (fstatat(state_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ENOENT;
+        at = (int64_t) st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        if (at > now_unix_ms())
+                return -ERANGE;
+        *ret = now_unix_ms() - at;
         return 0;
 }
 

@@ -12,6 +12,8 @@
  *   watch.state               what the running watch says (watch_state.h)
  *   watch.lock                held by the running watch: one a stateDir
  *   finished/                 finished pods' final counters (finished.h)
+ *   freed.<hash>              its mtime is when the hook last removed a group
+ *                             in the control group of that hash (below)
  * A <uid> is a canonical pod UID (oci.h). Other versions ignore names they
  * do not know. */
 #pragma once
@@ -64,6 +66,33 @@ bool statedir_parse_name(const char *name, char uid[static POD_UID_LEN + 1],
 /* The pod UID of an intake record's name (<uid>.intake.<id>, with a
  * canonical UID and an id that is a file name); false for any other name. */
 bool statedir_parse_intake_name(const char *name, char uid[static POD_UID_LEN + 1]);
+
+/* A group the hook removed frees its RMID into limbo, where it waits until
+ * its cache lines age out (the kernel looks every second). On Arm MPAM an
+ * RMID is one of its control group's PMGs: mkdir there says ENOSPC
+ * meanwhile, as when none is left at all, not EBUSY as where RMIDs are the
+ * node's. So each removal is marked, per control group: freed.<16 hex
+ * digits, FNV-1a of the control group's name>, whose mtime is the last
+ * one's; createRuntime waits for limbo only where one is recent, and watch
+ * (inotify) tries the containers waiting there as soon as one comes. A
+ * removal longer ago than STATEDIR_FREED_RECENT_SEC has let its RMID out of
+ * limbo, or a busy cache keeps it there for long. */
+#define STATEDIR_FREED_PREFIX "freed."
+#define STATEDIR_FREED_NAME_SIZE (sizeof(STATEDIR_FREED_PREFIX) + 16)
+#define STATEDIR_FREED_RECENT_SEC 10
+
+/* freed.<hash> of control group ctrl ("/" for the root) into buf. */
+void statedir_freed_name(const char *ctrl, char buf[static STATEDIR_FREED_NAME_SIZE]);
+/* Is name a freed.<hash> mark's? */
+bool statedir_is_freed_name(const char *name);
+/* Marks a removal in ctrl now: the mark's mtime to now, made if missing
+ * (an open for writing and its close: inotify's IN_CLOSE_WRITE). No lock:
+ * concurrent marks all say "now". Writers only (the stages, gc). 0 or
+ * -errno. */
+int statedir_mark_freed(int state_fd, const char *ctrl);
+/* Milliseconds since the last removal marked in ctrl: -ENOENT when none
+ * is; -ERANGE when it is in the future (the clock went back). */
+int statedir_freed_age_ms(int state_fd, const char *ctrl, int64_t *ret);
 
 /* A pod stateDir has files of, and which. */
 struct statedir_pod {

@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "proc_events.h"
 #include "rdt.h"
+#include "rmid_wait.h"
 #include "statedir.h"
 #include "watch.h"
 #include "watch_state.h"
@@ -101,7 +102,8 @@ struct watch {
         size_t n_entries;
         char (*due)[POD_UID_LEN + 1]; /* pods with a container waiting for the locks */
         size_t n_due;
-        int64_t due_at; /* now_usec() when they are tried (again) */
+        int64_t due_at;             /* now_usec() when they are tried (again) */
+        struct rmid_wait rmid_wait; /* pods waiting for an RMID, tried after a removal */
         struct watch_state state;
         bool state_dirty;
         int64_t state_written_at;
@@ -154,6 +156,7 @@ static void forget_pod(struct watch *w, const char *uid)
 
 static void forget_all(struct watch *w)
 {
+        rmid_wait_forget_all(&w->rmid_wait);
         for (size_t i = 0; i < w->n_entries; i++)
                 entry_done(&w->entries[i]);
         free(TAKE_PTR(w->entries));
@@ -240,6 +243,15 @@ static void take_in_due(struct watch *w)
         w->due_at = now_usec() + WATCH_BUSY_RETRY_USEC;
 }
 
+/* The pods waiting for an RMID whose try is due (rmid_wait.h). */
+static void take_in_rmid_waiters(struct watch *w)
+{
+        unsigned joined = rmid_wait_try(&w->rmid_wait, w->config, w->proc_fd, w->env.state_fd);
+
+        w->state.joins_gc += joined;
+        w->state_dirty |= joined > 0;
+}
+
 /* Reads pod uid's member file again (without the pod lock: a save replaces
  * it by rename, so it is read whole). Pods of another pid namespace are
  * left out: their pids mean nothing here. Not sorted yet. */
@@ -251,6 +263,8 @@ static void load_pod(struct watch *w, const char *uid)
 
         forget_pod(w, uid);
         r = pod_state_load(w->env.state_fd, uid, &st, &why);
+        rmid_wait_note(&w->rmid_wait, uid,
+                       r >= 0 && pod_state_pids_are_ours(&st, w->env.pid_ns) ? &st : NULL);
         if (r == -ENOENT)
                 return;
         if (r < 0) {
@@ -624,6 +638,8 @@ static void read_state_changes(struct watch *w)
                                 load_all(w);
                                 return;
                         }
+                        if (ev->len > 0 && rmid_wait_freed(&w->rmid_wait, ev->name))
+                                continue; /* a group was removed: its RMID frees soon */
                         if (ev->len > 0 && (ev->mask & IN_CREATE) &&
                             statedir_parse_intake_name(ev->name, uid)) {
                                 mark_due(w, uid);
@@ -744,6 +760,8 @@ static int poll_timeout(const struct watch *w)
                 until = w->state_written_at + WATCH_STATE_EVERY_USEC;
         if (w->n_due > 0 && w->due_at < until)
                 until = w->due_at;
+        if (w->rmid_wait.next_try < until)
+                until = w->rmid_wait.next_try;
         return until <= now ? 0 : (int) ((until - now + 999) / 1000);
 }
 
@@ -767,6 +785,8 @@ __attribute__((noreturn)) static void run(struct watch *w)
                         read_state_changes(w);
                 if (w->n_due > 0 && now_usec() >= w->due_at)
                         take_in_due(w);
+                if (now_usec() >= w->rmid_wait.next_try)
+                        take_in_rmid_waiters(w);
                 if (fds[1].revents) {
                         read_events(w);
                         w->events_after = now_usec() + WATCH_BATCH_USEC;
@@ -832,6 +852,7 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
         if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
         w.proc_fd = proc_fd;
+        rmid_wait_init(&w.rmid_wait, &config);
         w.kernel_says = faccessat(proc_fd, "self/cpu_resctrl_groups", F_OK, 0) == 0;
         w.state.pid = getpid();
         if (proc_boot_id(proc_fd, w.state.boot_id) < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -157,6 +158,45 @@ START_TEST(test_scan)
 }
 END_TEST
 
+/* A removal's mark, per control group: its name by the control group's
+ * hash, its age from its mtime; marks are no pod's files. */
+START_TEST(test_freed)
+{
+        _cleanup_free_ struct statedir_pod *pods = NULL;
+        char root[STATEDIR_FREED_NAME_SIZE], gold[STATEDIR_FREED_NAME_SIZE];
+        struct timespec past[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = 1000}};
+        int64_t age = -1;
+        size_t n = 99;
+
+        statedir_freed_name("/", root);
+        statedir_freed_name("gold", gold);
+        ck_assert_str_eq(root, "freed.af63a24c860189fe");
+        ck_assert_str_ne(root, gold);
+        ck_assert(statedir_is_freed_name(root) && statedir_is_freed_name(gold));
+        ck_assert(!statedir_is_freed_name("freed.af63a24c860189f") &&
+                  !statedir_is_freed_name("freed.af63a24c860189fex") &&
+                  !statedir_is_freed_name("freed.AF63A24C860189FE") &&
+                  !statedir_is_freed_name(UID_A ".members"));
+
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "gold", &age), -ENOENT);
+        ck_assert_int_eq(statedir_mark_freed(dir_fd, "gold"), 0);
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "gold", &age), 0);
+        ck_assert_int_lt(age, 5000);
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "/", &age), -ENOENT);
+        ck_assert_int_eq(utimensat(dir_fd, gold, past, 0), 0);
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "gold", &age), 0);
+        ck_assert_int_gt(age, (int64_t) STATEDIR_FREED_RECENT_SEC * 1000);
+        ck_assert_int_eq(statedir_mark_freed(dir_fd, "gold"), 0); /* again: now */
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "gold", &age), 0);
+        ck_assert_int_lt(age, 5000);
+        ck_assert_int_eq(symlinkat("gold", dir_fd, root), 0);
+        ck_assert_int_eq(statedir_mark_freed(dir_fd, "/"), -ELOOP);
+        ck_assert_int_eq(statedir_freed_age_ms(dir_fd, "/", &age), -ENOENT);
+        ck_assert_int_eq(statedir_scan(dir_fd, &pods, &n), 0);
+        ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 static Suite *statedir_suite(void)
 {
         Suite *s = suite_create("statedir");
@@ -167,6 +207,7 @@ static Suite *statedir_suite(void)
         tcase_add_test(tc, test_open_refuses);
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_scan);
+        tcase_add_test(tc, test_freed);
         suite_add_tcase(s, tc);
         return s;
 }
