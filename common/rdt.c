@@ -14,6 +14,7 @@
 #include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
+#include "oci.h"
 #include "proc.h"
 #include "rdt.h"
 
@@ -784,9 +785,14 @@ static int count_usage(const char *ctrl, const char *mon, void *userdata)
         struct rdt_ctrl_usage *a;
 
         if (mon) { /* ctrl's entry comes first: the root's is there, others' made below */
+                char canonical[POD_UID_LEN + 1];
+                bool pod = pod_uid_canonicalise(mon, canonical) == 0 && strcmp(mon, canonical) == 0;
+
                 for (size_t i = 0; i < l->n; i++)
-                        if (strcmp(l->items[i].name, ctrl) == 0)
+                        if (strcmp(l->items[i].name, ctrl) == 0) {
                                 l->items[i].mon_groups++;
+                                l->items[i].pod_groups += pod;
+                        }
                 return 0;
         }
         a = reallocarray(l->items, l->n + 1, sizeof(*a));
@@ -814,6 +820,23 @@ int rdt_mon_groups_count(int root_fd, struct rdt_ctrl_usage **ret, size_t *ret_n
         *ret = l.items;
         *ret_n = l.n;
         return 0;
+}
+
+void rdt_ctrl_usage_format(const struct rdt_ctrl_usage *u, unsigned per_ctrl, char *buf,
+                           size_t size)
+{
+        unsigned others = u->mon_groups - u->pod_groups;
+        bool root = strcmp(u->name, "/") == 0;
+
+        if (u->mon_groups < per_ctrl) {
+                (void) snprintf(buf, size, "%s %u in use",
+                                root ? "the root control group" : u->name, u->mon_groups);
+                return;
+        }
+        (void) snprintf(buf, size, "%s %u in use (full: %u pod%s group%s, %u other%s)",
+                        root ? "the root control group" : u->name, u->mon_groups, u->pod_groups,
+                        u->pod_groups == 1 ? "'s" : "s'", u->pod_groups == 1 ? "" : "s", others,
+                        others == 1 ? "" : "s");
 }
 
 static int count_group(const char *ctrl, const char *mon, void *userdata)

@@ -301,14 +301,19 @@ static void check_rmids_per_ctrl(struct checker *k)
                 return;
         }
         for (size_t i = 0; i < n && len < sizeof(list); i++) {
+                char one[NAME_MAX + 96];
+
                 full += use[i].mon_groups >= budget;
-                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s %u in use%s",
-                                         i ? ", " : "", use[i].name, use[i].mon_groups,
-                                         use[i].mon_groups >= budget ? " (full)" : "");
+                rdt_ctrl_usage_format(&use[i], budget, one, sizeof(one));
+                len +=
+                    (size_t) snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", one);
         }
+        /* The root is where default-class pods run: full, it leaves most
+         * pods unmonitored while other control groups have room. */
         add(k, "rmids", full ? LEVEL_WARN : LEVEL_OK,
-            full ? "pods of a full control group start unmonitored: monitor fewer of them, or "
-                   "remove groups there that are not needed"
+            full ? "pods of a full control group (the root control group: every pod of the "
+                   "default class) start unmonitored and wait for a group there to go: monitor "
+                   "fewer of them, or remove groups there that are not needed"
                  : NULL,
             "%u monitoring groups in each control group at most (per control group, as on Arm "
             "MPAM: num_rmids / num_closids, less the control group's own); %s",

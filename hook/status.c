@@ -697,12 +697,15 @@ static void print_table(const struct node_view *nv)
                        nv->budget, nv->in_use, nv->owned);
         if (nv->per_ctrl >= 0) {
                 printf("node: %d monitoring groups in each control group (per control group, as "
-                       "on Arm MPAM); in use:",
+                       "on Arm MPAM: its PMGs less its own):",
                        nv->per_ctrl);
-                for (size_t i = 0; i < nv->n_ctrls; i++)
-                        printf(" %s %u%s%s", nv->ctrls[i].name, nv->ctrls[i].mon_groups,
-                               (int) nv->ctrls[i].mon_groups >= nv->per_ctrl ? " (full)" : "",
-                               i + 1 < nv->n_ctrls ? "," : "");
+                for (size_t i = 0; i < nv->n_ctrls; i++) {
+                        char use[NAME_MAX + 96];
+
+                        rdt_ctrl_usage_format(&nv->ctrls[i], (unsigned) nv->per_ctrl, use,
+                                              sizeof(use));
+                        printf(" %s%s", cell(a, use), i + 1 < nv->n_ctrls ? "," : "");
+                }
                 printf("; %u groups owned by the hook\n", nv->owned);
         }
         if (nv->abmc) {
@@ -882,9 +885,12 @@ static json_t *json_ctrls(const struct node_view *nv)
                 return json_null();
         a = json_array();
         for (size_t i = 0; a && i < nv->n_ctrls; i++)
-                if (json_array_append_new(a, json_pack("{s:s, s:I}", "name", nv->ctrls[i].name,
-                                                       "mon_groups",
-                                                       (json_int_t) nv->ctrls[i].mon_groups)) < 0)
+                if (json_array_append_new(
+                        a, json_pack("{s:s, s:I, s:I, s:b}", "name", nv->ctrls[i].name,
+                                     "mon_groups", (json_int_t) nv->ctrls[i].mon_groups,
+                                     "pod_groups", (json_int_t) nv->ctrls[i].pod_groups, "full",
+                                     nv->per_ctrl >= 0 &&
+                                         (int) nv->ctrls[i].mon_groups >= nv->per_ctrl)) < 0)
                         return NULL;
         return TAKE_PTR(a);
 }

@@ -555,12 +555,12 @@ test_budget_per_ctrl() {
         done
         out=$("$HOOK" --config "$CONFIG" check --only rmids 2>>"$LOG")
         check "budget: check warns, naming the full ones" \
-                grep -q "warn *rmids .*; / 3 in use (full), gold 3 in use (full)" <<<"$out"
+                grep -q "warn *rmids .*; the root control group 3 in use (full: 0 pods' groups, 3 others), gold 3 in use (full: 0 pods' groups, 3 others)" <<<"$out"
         "$HOOK" --config "$CONFIG" status --json >"$WORK/status.json" 2>>"$LOG"
         check "budget: status JSON says the rule and each control group's use" \
                 jqe '.node.rmid_budget == "ctrl_group" and .node.mon_groups_per_ctrl == 3 and .node.rmids_total == null and
-                     (.node.ctrl_groups | map("\(.name)=\(.mon_groups)") | sort) == ["/=3", "gold=3"]' "$WORK/status.json"
-        check "budget: status table" grep -q "^node: 3 monitoring groups in each control group .*in use: / 3 (full), gold 3 (full)" \
+                     (.node.ctrl_groups | map("\(.name)=\(.mon_groups),\(.pod_groups),\(.full)") | sort) == ["/=3,0,true", "gold=3,0,true"]' "$WORK/status.json"
+        check "budget: status table" grep -q "^node: 3 monitoring groups in each control group .*: the root control group 3 in use (full: 0 pods' groups, 3 others), gold 3 in use (full: 0 pods' groups, 3 others);" \
                 <<<"$("$HOOK" --config "$CONFIG" status 2>>"$LOG")"
         check "budget: prometheus" grep -qx "resctrl_ctrl_group_mon_groups_capacity 3" \
                 <<<"$("$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG")"
