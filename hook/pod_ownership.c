@@ -14,6 +14,7 @@
 #include "pod_ownership.h"
 #include "proc.h"
 #include "rdt.h"
+#include "statedir.h"
 
 /* Saves st now: what follows depends on the record being on disk. */
 static int session_save(struct pod_session *s)
@@ -34,8 +35,18 @@ static int not_mkdir(int r)
         return r == -ENOSPC || r == -EBUSY || r == -ENOENT ? -EIO : r;
 }
 
-/* A counter that says Unavailable has counted nothing yet and gets no
- * baseline. Reads only this group's mon_data. */
+/* Is a counter that reads so now to get its baseline later, from its first
+ * value? Unavailable (AET: no data on that package for this RMID yet),
+ * Error, a text that does not parse. Not Unassigned: with ABMC a counter
+ * counts from zero once assigned, and gc, which assigns it, says so. */
+static bool baseline_later(enum counter_state state)
+{
+        return state == COUNTER_UNAVAILABLE || state == COUNTER_ERROR || state == COUNTER_UNPARSED;
+}
+
+/* A counter that is not readable yet gets no baseline now; its key waits
+ * for its first value (pod_group_claim takes it). Reads only this group's
+ * mon_data. */
 void pod_group_record_baseline(struct pod_session *s, const char *ctrl)
 {
         _cleanup_free_ struct counter_reading *rd = NULL;
@@ -52,14 +63,43 @@ void pod_group_record_baseline(struct pod_session *s, const char *ctrl)
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 char key[2 * NAME_MAX + 2];
 
-                if (rd[i].state != COUNTER_OK)
-                        continue;
                 (void) snprintf(key, sizeof(key), "%s/%s", rd[i].domain, rd[i].name);
-                r = pod_state_group_set_baseline(g, key, &rd[i].value);
+                if (rd[i].state == COUNTER_OK)
+                        r = pod_state_group_set_baseline(g, key, &rd[i].value);
+                else if (baseline_later(rd[i].state))
+                        r = pod_state_group_add_pending(g, key);
         }
         if (r < 0)
                 log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
                                   s->uid, ctrl_display(ctrl));
+}
+
+/* The baselines of g's counters that were not readable when the hook took
+ * the group: each one's first readable value, read now (under the pod lock
+ * and the resctrl lock, as the first ones were), is its baseline; what its
+ * delta counts starts then. Counters still unreadable stay pending. */
+static void take_late_baselines(struct pod_session *s, struct group *g)
+{
+        _cleanup_close_ int group_fd = -EBADF;
+        int r = rdt_mon_group_open(s->env->root_fd, g->ctrl, s->uid, &group_fd);
+
+        for (size_t i = g->n_pending; r >= 0 && i-- > 0;) {
+                _cleanup_free_ char *key = strdup(g->pending[i]);
+                struct counter_reading rd;
+
+                if (!key)
+                        r = -ENOMEM;
+                else if (counter_read_key(group_fd, key, &rd) >= 0 && rd.state == COUNTER_OK) {
+                        r = pod_state_group_set_baseline(g, key, &rd.value);
+                        s->dirty = true;
+                        log_debug("baseline of %s of pod %s's group in %s taken at its first "
+                                  "value",
+                                  key, s->uid, ctrl_display(g->ctrl));
+                }
+        }
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "cannot read the counters of pod %s's group in %s, ignoring",
+                                  s->uid, ctrl_display(g->ctrl));
 }
 
 int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
@@ -86,8 +126,10 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
         }
         if (s->dry_run)
                 return !exists;
-        /* A recorded group that is there changes nothing: a gc pass over
-         * running pods writes no state. */
+        if (recorded && exists && g->n_pending > 0)
+                take_late_baselines(s, g);
+        /* A recorded group that is there changes nothing (but late
+         * baselines): a gc pass over running pods writes no state. */
         r = s->dirty ? session_save(s) : 0;
         if (r < 0 || exists)
                 return not_mkdir(r);
@@ -197,7 +239,7 @@ static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mo
         const struct pod_env *e = s->env;
         const char *ctrl = g->ctrl;
         unsigned strangers;
-        int r, empty;
+        int r, q, empty;
 
         r = pod_env_lock_resctrl(e);
         if (r < 0)
@@ -209,6 +251,11 @@ static int remove_if_empty(struct pod_session *s, const struct cgroup_mounts *mo
                 r = rdt_mon_group_remove(e->root_fd, ctrl, s->uid);
                 if (r < 0 && final_fd >= 0)
                         (void) finished_remove(final_fd, &final);
+                /* Its RMID went to limbo: containers waiting in ctrl may
+                 * have it soon (statedir.h). A failure costs only that. */
+                if (r >= 0 && (q = statedir_mark_freed(e->state_fd, ctrl)) < 0)
+                        (void) log_errno_at(LOG_DEBUG, q, "cannot mark the removal in %s",
+                                            ctrl_display(ctrl));
         }
         rdt_unlock(e->root_fd);
         if (empty == 1 && strangers > 0 && r >= 0)
