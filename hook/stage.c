@@ -22,6 +22,7 @@
 #include "rdt.h"
 #include "runtime_cgroup.h"
 #include "stage.h"
+#include "statedir.h"
 #include "members.h"
 #include "text.h"
 #include "watchdog.h"
@@ -292,6 +293,108 @@ static bool wait_for_limbo(const struct pod_env *e, int64_t started)
         return pod_env_lock_resctrl(e) >= 0;
 }
 
+/* Was a group of ctrl removed lately (statedir.h)? *ret_ms: how long ago. */
+static bool freed_lately(const struct pod_session *s, const char *ctrl, int64_t *ret_ms)
+{
+        return statedir_freed_age_ms(s->env->state_fd, ctrl, ret_ms) >= 0 &&
+               *ret_ms < (int64_t) STATEDIR_FREED_RECENT_SEC * 1000;
+}
+
+/* Is mkdir's r (out of RMIDs) worth a wait for limbo? EBUSY: every free
+ * RMID is in limbo. ENOSPC where each control group has PMGs of its own
+ * (Arm MPAM): one of ctrl's in limbo says so too, which a group of ctrl
+ * removed lately makes likely. */
+static bool limbo_may_end(const struct pod_session *s, const char *ctrl, int r)
+{
+        int64_t ms;
+
+        if (r == -EBUSY)
+                return true;
+        return r == -ENOSPC &&
+               rdt_budget_rule(s->env->config->rmid_budget) == RMID_BUDGET_CTRL_GROUP &&
+               freed_lately(s, ctrl, &ms);
+}
+
+/* "the root control group", "control group 'gold'": for a log line. */
+static const char *ctrl_named(const char *ctrl, char buf[static TEXT_ESCAPED_SIZE + 16])
+{
+        char safe[TEXT_ESCAPED_SIZE];
+
+        if (strcmp(ctrl, "/") == 0)
+                return ctrl_display(ctrl);
+        (void) snprintf(buf, TEXT_ESCAPED_SIZE + 16, "control group '%s'",
+                        text_escape(safe, sizeof(safe), ctrl));
+        return buf;
+}
+
+/* The other control groups' free monitoring groups, for a line: "gold 2,
+ * silver 1"; "" when none has one. */
+static void room_elsewhere(const struct rdt_ctrl_usage *use, size_t n, const char *ctrl,
+                           unsigned per_ctrl, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && len < size; i++)
+                if (strcmp(use[i].name, ctrl) != 0 && use[i].mon_groups < per_ctrl)
+                        len += (size_t) snprintf(
+                            buf + len, size - len, "%s%s %u", len ? ", " : "",
+                            strcmp(use[i].name, "/") == 0 ? "the root control group" : use[i].name,
+                            per_ctrl - use[i].mon_groups);
+}
+
+/* mkdir found no RMID in ctrl where each control group has PMGs of its own
+ * (Arm MPAM): says that ctrl is full (the root as any), what it holds, and
+ * whether other control groups, the node, have room, which a pod of ctrl
+ * cannot use. The caller holds the resctrl lock. */
+static void say_ctrl_full(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                          const char *status)
+{
+        _cleanup_free_ struct rdt_ctrl_usage *use = NULL;
+        char name[TEXT_ESCAPED_SIZE + 16], room[512], limbo[160] = "";
+        const struct rdt_ctrl_usage *u = NULL;
+        unsigned per_ctrl = 0;
+        size_t n = 0;
+        int64_t ms;
+
+        if (rdt_mon_groups_per_ctrl(s->env->root_fd, &per_ctrl) < 0 ||
+            rdt_mon_groups_count(s->env->root_fd, &use, &n) < 0) {
+                log_warning("cannot create group for pod %s: %s has no monitoring group left (%s); "
+                            "container starts unmonitored",
+                            ctx->pod->uid, ctrl_named(ctrl, name), status ? status : "?");
+                return;
+        }
+        for (size_t i = 0; i < n && !u; i++)
+                u = strcmp(use[i].name, ctrl) == 0 ? &use[i] : NULL;
+        room_elsewhere(use, n, ctrl, per_ctrl, room, sizeof(room));
+        if (freed_lately(s, ctrl, &ms))
+                (void) snprintf(limbo, sizeof(limbo),
+                                "; a group there was removed %lld ms ago, its PMG in limbo until "
+                                "its cache lines age out: watch brings the container in once it "
+                                "is free",
+                                (long long) ms);
+        log_warning("cannot create group for pod %s: %s is full (%s): %u of %u monitoring groups "
+                    "in use, %u of them pods' groups (per control group, as on Arm MPAM: its "
+                    "PMGs less its own)%s; %s%s%s%s; container starts unmonitored",
+                    ctx->pod->uid, ctrl_named(ctrl, name), status ? status : "?",
+                    u ? u->mon_groups : 0, per_ctrl, u ? u->pod_groups : 0,
+                    u && u->mon_groups < per_ctrl ? ", the rest of its PMGs in limbo" : "",
+                    room[0] ? "the node has room, free monitoring groups in other control "
+                              "groups ("
+                            : "no other control group has room either",
+                    room[0] ? room : "", room[0] ? "), which a pod's group cannot use" : "", limbo);
+}
+
+/* Fewer groups than the node has RMIDs for: an ENOSPC then is one control
+ * group's (Arm MPAM, though rmidBudget says node). */
+static bool node_has_room(const struct pod_session *s)
+{
+        unsigned budget, used;
+
+        return rdt_rmid_budget(s->env->root_fd, &budget) >= 0 &&
+               rdt_groups_count(s->env->root_fd, &used) >= 0 && used < budget;
+}
+
 /* Claims the pod's group in ctrl (pod_ownership.h), making it if missing; the caller
  * holds the resctrl lock (and still does on return, unless taking it again
  * after a wait for limbo failed). 1 when made, 0 when it was there, -errno
@@ -302,28 +405,24 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
 {
         const char *uid = ctx->pod->uid;
         _cleanup_free_ char *status = NULL;
-        unsigned budget = 0, used = 0;
+        unsigned budget = 0;
         int r;
 
         for (int64_t started = now_usec();;) {
                 r = pod_group_claim(s, ctrl, &status);
-                if (r != -EBUSY || !wait_for_limbo(s->env, started))
+                if (!limbo_may_end(s, ctrl, r) || !wait_for_limbo(s->env, started))
                         break;
                 free(TAKE_PTR(status));
         }
-        if (r == -ENOSPC && strcmp(ctrl, "/") != 0 &&
-            rdt_rmid_budget(s->env->root_fd, &budget) >= 0 &&
-            rdt_groups_count(s->env->root_fd, &used) >= 0 && used < budget) {
-                /* Arm MPAM: monitoring groups per control group are limited apart. */
-                log_warning("cannot create group for pod %s: control group %s has no monitoring "
-                            "group left (%s), while the node has RMIDs for others (%u of %u in "
-                            "use); container starts unmonitored",
-                            uid, ctrl, status ? status : "?", used, budget);
+        if (r == -ENOSPC &&
+            (rdt_budget_rule(s->env->config->rmid_budget) == RMID_BUDGET_CTRL_GROUP ||
+             node_has_room(s))) {
+                say_ctrl_full(ctx, s, ctrl, status);
                 (void) pod_unmonitored_reason(UNMONITORED_ENOSPC, status, ret_reason);
         } else if (r == -ENOSPC || r == -EBUSY) {
                 (void) rdt_rmid_budget(s->env->root_fd, &budget);
-                log_warning("cannot create group for pod %s in %s: %s (%s; %u groups at most); "
-                            "container starts unmonitored",
+                log_warning("cannot create group for pod %s in %s: %s (%s; the node's %u groups "
+                            "at most); container starts unmonitored",
                             uid, ctrl_display(ctrl), strerror(-r), status ? status : "?", budget);
                 (void) pod_unmonitored_reason(r == -EBUSY ? UNMONITORED_EBUSY : UNMONITORED_ENOSPC,
                                               status, ret_reason);
@@ -396,8 +495,9 @@ static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const
                              : move_new_init(ctx, s, ctrl, ret_reason);
 
         if (r <= 0 && created &&
-            rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid) == 1)
-                (void) rdt_mon_group_remove(s->env->root_fd, ctrl, ctx->pod->uid);
+            rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid) == 1 &&
+            rdt_mon_group_remove(s->env->root_fd, ctrl, ctx->pod->uid) >= 0)
+                (void) statedir_mark_freed(s->env->state_fd, ctrl); /* its RMID is in limbo */
         return r;
 }
 

@@ -531,7 +531,7 @@ test_ctrl_group_full() {
         create c2 "$p2" "$UID2" "$WORK/gold"
         check "ctrl full: the first pod's group in gold" [ -d "$MNT/gold/mon_groups/$UID1" ]
         check "ctrl full: said of the control group" \
-                grep -q "control group gold has no monitoring group left (Out of RMIDs), while the node has RMIDs for others" "$LOG"
+                grep -q "control group 'gold' is full (Out of RMIDs): 1 of 1 monitoring groups in use, 1 of them pods' groups .*; the node has room, free monitoring groups in other control groups (the root control group 1)" "$LOG"
         check "ctrl full: recorded unmonitored" \
                 jqe '.members[0].monitored == false' "$STATE/$UID2.members"
         stop "$p1"; stop "$p2"
