@@ -980,7 +980,7 @@ static int prom_counter_error(struct prom_writer *w, const char *const *labels, 
         l[n++] = "event";
         l[n++] = event;
         l[n] = NULL;
-        return prom_add(w, "resctrl_pod_counter_error", "gauge",
+        return prom_add(w, "resctrl_pod_event_error", "gauge",
                         "1 for a counter file of the pod's group whose text is neither a value "
                         "nor one of the kernel's words (status shows it as error); that counter "
                         "has no sample, the group's others do",

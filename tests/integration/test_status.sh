@@ -298,6 +298,27 @@ test_readers() {
         status --prometheus >"$prom"
         check "states: went back: Prometheus gives the raw value" \
                 grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_00\"} 500$" "$prom"
+        # A file that does not parse costs that counter only.
+        put mon_L3_01/mbm_total_bytes '12 bytes'
+        put mon_L3_00/mbm_local_bytes 'not a number'
+        put mon_L3_01/mbm_local_bytes "$(printf '9%.0s' $(seq 100))" # longer than any counter
+        status --json >"$j"
+        check "bad file: JSON says error for it, no value" [ "$(reading mon_L3_01 mbm_total_bytes)" = '["error",null,null]' ]
+        check "bad file: the group's other counters stay" [ "$(reading mon_L3_00 mbm_total_bytes)" = '["ok",500,null]' ] &&
+                [ "$(reading mon_PERF_PKG_00 core_energy)" = '["ok",2.75,1.25]' ]
+        check "bad file: the group is not unreadable" \
+                [ "$(jq -c --arg u "$uidp" '.pods[] | select(.uid == $u) | .groups[0].error' "$j")" = null ]
+        check "bad file: a counter bad everywhere has error as its total's state" [ "$(total mbm_local_bytes)" = '["error",null,null,2]' ]
+        status >"$WORK/readers.txt"
+        check "bad file: the table says error" grep -Eq '^  mbm_local_bytes +cumulative +bytes +error +-$' "$WORK/readers.txt"
+        check "bad file: the table keeps the others" grep -Eq '^  core_energy +cumulative +joules +3\.000000 +-$' "$WORK/readers.txt"
+        status --prometheus >"$prom"
+        check "bad file: Prometheus passes promtool" promtool check metrics <"$prom"
+        check "bad file: Prometheus has no sample for it" not grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_01\"}" "$prom"
+        check "bad file: Prometheus says error for it" \
+                grep -q "^resctrl_pod_event_error{pod_uid=\"$uidp\",.*,domain=\"mon_L3_01\",event=\"mbm_total_bytes\"} 1$" "$prom"
+        check "bad file: Prometheus keeps the group's others" \
+                grep -q "^resctrl_pod_mbm_total_bytes_total{pod_uid=\"$uidp\".*domain=\"mon_L3_00\"} 500$" "$prom"
         stop "$p1"
         poststop p1 "$uidp"
 
