@@ -124,6 +124,31 @@ test_limbo_watch() {
         gc >/dev/null
 }
 
+# Where RMIDs are the node's (x86): every free one in limbo past
+# createRuntime's wait (EBUSY), the container waits unmonitored, and watch
+# brings it in once one is free, whichever control group the removal was in.
+test_limbo_watch_node() {
+        local p1 p2
+        # gold's own RMID and a1's group's: none left for b1 in the root.
+        mount_emulator --num-rmids 3 --limbo-ms 3000 --ctrl-groups gold
+        write_config
+        bundle "$WORK/gold" '{"closID": "gold"}'
+        check "node limbo watch: watch starts" start_watch 3600
+        sleeper p1 p2
+        echo "$p1" >"$MNT/gold/tasks"
+        create a1 "$p1" "$UID1" "$WORK/gold"
+        stop "$p1"
+        poststop a1 "$UID1"
+        check "node limbo watch: createRuntime while every free RMID is in limbo" create b1 "$p2" "$UID2"
+        check "node limbo watch: recorded waiting out limbo" jqe '.members[0].reason | startswith("out of RMIDs, some in limbo (EBUSY)")' "$STATE/$UID2.members"
+        check "node limbo watch: in its group once the RMID is free" \
+                wait_for "$WAIT_PROCESS" "b1 in its pod's group" in_group "$G2" "$p2"
+        check "node limbo watch: no pass but the first" jqe '.passes == 1' "$STATE/watch.state"
+        stop_watch
+        stop "$p2"
+        gc >/dev/null
+}
+
 # --- AET: Unavailable when the group is made ---------------------------------
 
 # The pod's counters read Unavailable at creation (a new RMID has no data on
@@ -158,6 +183,13 @@ test_aet_late_baseline() {
         check "aet: the delta starts then" \
                 jqe '[.pods[0].groups[0].counters[] | select(.domain == "mon_PERF_PKG_00" and .name == "core_energy")][0] |
                         .baseline > 0 and .delta >= 0 and (.value - .baseline - .delta | fabs) < 0.000001' "$j"
+        "$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG" |
+                sed -n "s/^resctrl_pod_core_energy_joules_total{pod_uid=\"$UID1\".*domain=\"mon_PERF_PKG_00\"} //p" >"$WORK/sample"
+        # Read after the sample: the count since the baseline then is at least the sample.
+        check "aet: Prometheus gives the count since that baseline" \
+                awk -v raw="$(cat "$G1/mon_data/mon_PERF_PKG_00/core_energy")" \
+                        -v base="$(jq -r '.groups[0].baseline["mon_PERF_PKG_00/core_energy"]' "$STATE/$UID1.members")" \
+                        'NR == 1 && base ~ /^[0-9]+[.][0-9]+$/ && base > 0 && $1 <= raw - base + 0.000001 { ok = 1 } END { exit !ok }' "$WORK/sample"
         check "aet: the pod's total: that delta, the other package left out" \
                 jqe '.pods[0] | (.counters[] | select(.name == "core_energy")) as $t |
                         (.groups[0].counters[] | select(.domain == "mon_PERF_PKG_00" and .name == "core_energy")) as $r |
@@ -175,7 +207,7 @@ test_aet_late_baseline() {
         gc >/dev/null
 }
 
-for t in ${TESTS:-test_root_full test_limbo_waited test_limbo_watch test_aet_late_baseline}; do
+for t in ${TESTS:-test_root_full test_limbo_waited test_limbo_watch test_limbo_watch_node test_aet_late_baseline}; do
         : >"$LOG"
         echo "== $t"
         $t
