@@ -4,10 +4,12 @@
 # libclang-rt-14-dev (the ASan, UBSan and libFuzzer runtimes) builds the
 # sanitizer and fuzzing builds; clang-tidy and valgrind are test stages;
 # debootstrap makes the base images of the DaemonSet's image test.
-# stress-ng loads the machine under scripts/flake-hunt.sh.
+# stress-ng loads the machine under scripts/flake-hunt.sh. libmicrohttpd
+# (its headers; watch opens the library itself) serves watch's /metrics.
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
+libmicrohttpd-dev libcrypt-dev
 libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
 containerd python3-grpcio python3-grpc-tools
 strace jq prometheus go-md2man debhelper dpkg-dev lintian debootstrap
