@@ -66,7 +66,7 @@ static const struct command {
     {"gc", gc_main, " [--dry-run] [--json] [--interval SECONDS]",
      "clean up after lost poststops and killed runs"},
     {"adopt", adopt_main, "", "give running containers of pods their groups"},
-    {"watch", watch_main, " [--interval SECONDS]",
+    {"watch", watch_main, " [--interval SECONDS] [--metrics-listen ADDR:PORT [--web-config FILE]]",
      "gc every interval; exec'd processes joined at once"},
 };
 

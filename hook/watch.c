@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "members.h"
+#include "metrics_http.h"
 #include "pod.h"
 #include "pod_threads.h"
 #include "proc.h"
@@ -108,6 +109,7 @@ struct watch {
         bool state_dirty;
         int64_t state_written_at;
         int64_t logged_at[_TROUBLE_MAX];
+        struct metrics_http *http; /* --metrics-listen's server; NULL without */
 };
 
 /* Whether a trouble of that kind may be logged now: once a minute. */
@@ -691,6 +693,7 @@ static void claim_state_dir(struct watch *w)
                         other.pid = 0;
                 log_error("another watch runs on state directory '%s' (pid %d); this one exits",
                           w->config->state_dir, (int) other.pid);
+                metrics_http_stop(w->http);
                 exit(COMMAND_FAILED);
         }
         if (r < 0 && trouble_due(w, TROUBLE_STATE))
@@ -710,6 +713,8 @@ static void pass(struct watch *w)
         w->last_pass = now_usec();
         r = gc_pass_once(w->config, w->proc_fd, &joined);
         w->next_pass = now_usec() + (int64_t) w->interval * 1000000;
+        /* A pass that could not run ended too: /healthz is about this loop. */
+        metrics_http_pass_ended(w->http);
         if (r >= 0) {
                 w->state.passes++;
                 w->state.joins_gc += joined;
@@ -808,28 +813,86 @@ static void help(void)
                "\n"
                "Options:\n"
                "  -i, --interval SECONDS    seconds between gc passes (default 60)\n"
-               "  -h, --help                show this help\n");
+               "  -m, --metrics-listen ADDR:PORT\n"
+               "                            serve /metrics (status --prometheus), /healthz\n"
+               "                            and an index over HTTP on IPv4:PORT, [IPv6]:PORT\n"
+               "                            or :PORT (every address); the port of the\n"
+               "                            package and the DaemonSet is %d\n"
+               "  -w, --web-config FILE     TLS and basic auth for it, from Prometheus' web\n"
+               "                            configuration file (tls_server_config,\n"
+               "                            basic_auth_users)\n"
+               "  -h, --help                show this help\n",
+               METRICS_DEFAULT_PORT);
 }
 
-/* --interval, watch's one option but -h, into the unsigned at interval. */
-static int set_watch_option(int c, const char *arg, void *interval)
+struct watch_args {
+        unsigned interval;
+        const char *listen;     /* NULL: nothing served */
+        const char *web_config; /* NULL: plain HTTP, no authentication */
+};
+
+static int set_watch_option(int c, const char *arg, void *userdata)
 {
-        return c == 'i' ? gc_parse_interval(arg, interval) : -EINVAL;
+        struct watch_args *a = userdata;
+
+        switch (c) {
+        case 'i':
+                return gc_parse_interval(arg, &a->interval);
+        case 'm':
+                a->listen = arg;
+                return 0;
+        case 'w':
+                a->web_config = arg;
+                return 0;
+        default:
+                return -EINVAL;
+        }
 }
 
 /* 1 to run, 0 for --help, -EINVAL on misuse (logged). */
-static int parse_watch_args(int argc, char **argv, unsigned *ret_interval)
+static int parse_watch_args(int argc, char **argv, struct watch_args *ret)
 {
         static const struct option options[] = {
             {"interval", required_argument, NULL, 'i'},
+            {"metrics-listen", required_argument, NULL, 'm'},
+            {"web-config", required_argument, NULL, 'w'},
             {"help", no_argument, NULL, 'h'},
             {0},
         };
         static const struct command_options watch_options = {
-            .shortopts = "+i:h", .longopts = options, .help = help, .set = set_watch_option};
+            .shortopts = "+i:m:w:h", .longopts = options, .help = help, .set = set_watch_option};
+        int r;
 
-        *ret_interval = 60;
-        return command_parse_options(&watch_options, argc, argv, ret_interval);
+        *ret = (struct watch_args){.interval = 60};
+        r = command_parse_options(&watch_options, argc, argv, ret);
+        if (r > 0 && ret->web_config && !ret->listen) {
+                log_error("--web-config is for --metrics-listen, which is not given (see %s "
+                          "--help)",
+                          argv[0]);
+                return -EINVAL;
+        }
+        return r;
+}
+
+/* --metrics-listen's server, started before the first pass: a bad web
+ * config or a port in use stops watch at once, and /healthz answers
+ * during the first pass. An exit status, or -1 once it serves. */
+static int start_http(const struct command_ctx *ctx, const struct watch_args *a, struct watch *w)
+{
+        const struct metrics_http_options o = {
+            .listen = a->listen,
+            .web_config = a->web_config,
+            .config_path = ctx->config_explicit ? ctx->config_path : NULL,
+            .interval = a->interval,
+        };
+        int r;
+
+        if (!a->listen)
+                return -1;
+        r = metrics_http_start(&o, &w->http);
+        if (r < 0)
+                return r == -EINVAL ? COMMAND_USAGE : COMMAND_FAILED;
+        return -1;
 }
 
 int watch_main(const struct command_ctx *ctx, int argc, char **argv)
@@ -845,10 +908,12 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
             .inotify_fd = -EBADF,
             .lock_fd = -EBADF,
         };
-        int r = parse_watch_args(argc, argv, &w.interval);
+        struct watch_args args;
+        int r = parse_watch_args(argc, argv, &args);
 
         if (r <= 0)
                 return r < 0 ? COMMAND_USAGE : COMMAND_OK;
+        w.interval = args.interval;
         if (command_setup(ctx, &config, &proc_fd) < 0)
                 return COMMAND_FAILED;
         w.proc_fd = proc_fd;
@@ -862,5 +927,8 @@ int watch_main(const struct command_ctx *ctx, int argc, char **argv)
                 log_error_errno(r, "cannot read this process's start time");
                 return COMMAND_FAILED;
         }
+        r = start_http(ctx, &args, &w);
+        if (r >= 0)
+                return r;
         run(&w);
 }

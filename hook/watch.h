@@ -6,7 +6,9 @@
 
 #include "command.h"
 
-/* argv[0] is "watch", followed by its options (--interval). Runs until
- * killed. Returns the exit status: 1 when it cannot start (no /proc), 2 on
- * a usage error, 0 for --help. */
+/* argv[0] is "watch", followed by its options (--interval, and
+ * --metrics-listen with --web-config: hook/metrics_http.h). Runs until
+ * killed. Returns the exit status: 1 when it cannot start (no /proc, the
+ * address in use), 2 on a usage error (a bad --web-config too), 0 for
+ * --help. */
 int watch_main(const struct command_ctx *ctx, int argc, char **argv);
