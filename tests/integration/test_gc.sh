@@ -659,15 +659,21 @@ test_foreign_pid_ns() {
         write_config "failurePolicy: fail"
         check "createRuntime here, failurePolicy fail: the container starts" create c3 "$p3" "$UID1"
         write_config
-        # Only the other namespace's pod is left: each pass refuses, and says
-        # so, but gc --interval waits for pods of its own.
+        # Only the other namespace's pod is left: a gc outside the initial
+        # pid namespace (where it may be gc that runs in the wrong one)
+        # refuses each pass, and says so, but gc --interval waits for pods
+        # of its own. (In the initial one such a pod can only be a nested
+        # runtime's: tests/integration/test_foreign.sh.)
         : >"$LOG"
-        "$HOOK" --config "$CONFIG" gc --interval 1 >/dev/null 2>>"$LOG" &
+        unshare -p -f --kill-child --mount-proc "$HOOK" --config "$CONFIG" gc --interval 1 \
+                >/dev/null 2>>"$LOG" &
         loop=$!
         check "only foreign state: each pass refuses, saying why" wait_for "$WAIT_DAEMON" "two passes" \
                 logged_at_least 2 "the state of every pod here was written in another pid namespace"
         check "only foreign state: gc --interval keeps running" kill -0 "$loop"
-        stop "$loop"
+        # unshare --fork ignores SIGTERM; its SIGKILL takes gc with it (--kill-child).
+        kill -KILL "$loop"
+        wait "$loop" 2>/dev/null
         jq -c '.pid_ns -= 1' "$STATE/$UID1.members" >"$WORK/foreign" &&
                 cat "$WORK/foreign" >"$STATE/$UID1.members"
         stop "$pf"
