@@ -28,10 +28,12 @@ unchanged() {
 }
 
 # A pod whose group poststop removed leaves its final counters, one record,
-# and nothing else: the record goes before the comparison.
+# and the removal's mark of the root control group (statedir.h), and
+# nothing else: both go before the comparison.
 only_final_counters_left() {
-        local records=("$STATE/finished/$UID_NEW".*)
-        [ "${#records[@]}" -eq 1 ] && [ -f "${records[0]}" ] && rm -r "$STATE/finished" && unchanged
+        local records=("$STATE/finished/$UID_NEW".*) mark=$STATE/freed.af63a24c860189fe
+        [ "${#records[@]}" -eq 1 ] && [ -f "${records[0]}" ] && [ -f "$mark" ] &&
+                rm -r "$STATE/finished" "$mark" && unchanged
 }
 
 # A corpus file with its placeholders filled in: a live pid, a pod UID the
