@@ -184,10 +184,12 @@ what=stop check_no_failures
 verify "after the stops"
 gc >/dev/null
 check "nothing left in resctrl" [ -z "$(ls "$MNT/mon_groups")" ]
-# Only the outcome counters, gc's last pass and the pods' final counters
-# stay: a record a removed group, every one whole, none half-written.
+# Only the outcome counters, gc's last pass, the pods' final counters and
+# the root control group's mark of its last removal stay: a record a
+# removed group, every one whole, none half-written.
 check "nothing left in stateDir" \
-        [ -z "$(ls "$STATE" | grep -v '^outcome\.' | grep -vx gc.last-pass | grep -vx finished)" ]
+        [ -z "$(ls "$STATE" | grep -v '^outcome\.' | grep -vx gc.last-pass | grep -vx finished |
+                grep -vx freed.af63a24c860189fe)" ]
 check "final counters kept, every record whole" \
         jq -e .removed_ms "$STATE"/finished/* >/dev/null
 check "final counters: no temp file" [ ! -e "$STATE/finished/.record.tmp" ]
