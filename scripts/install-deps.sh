@@ -5,11 +5,13 @@
 # sanitizer and fuzzing builds; clang-tidy and valgrind are test stages;
 # debootstrap makes the base images of the DaemonSet's image test.
 # stress-ng loads the machine under scripts/flake-hunt.sh. libmicrohttpd
-# (its headers; watch opens the library itself) serves watch's /metrics.
+# (its headers; watch opens the library itself) serves watch's /metrics;
+# curl, openssl and htpasswd (apache2-utils) are its suite's client, its
+# certificates and its bcrypt hashes.
 set -eu
 
 packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
-libmicrohttpd-dev libcrypt-dev
+libmicrohttpd-dev libcrypt-dev curl openssl apache2-utils
 libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
 containerd python3-grpcio python3-grpc-tools
 strace jq prometheus go-md2man debhelper dpkg-dev lintian debootstrap

@@ -41,9 +41,16 @@ sandboxed() { # SERVICE MAX
 echo "-- the gc service's exposure"
 sandboxed "$service" 2.0
 # watch needs the host's network namespace and CAP_NET_ADMIN for the proc
-# connector, and nothing more than gc besides.
+# connector (2.1), and IPv4 sockets, IP to the loopback alone, for its
+# /metrics (0.3 more); nothing more than gc besides.
 echo "-- the watch service's exposure"
-sandboxed "$build/systemd/resctrl-mon-hook-watch.service" 2.1
-grep -qx 'RestrictAddressFamilies=AF_UNIX AF_NETLINK' "$build/systemd/resctrl-mon-hook-watch.service" ||
-        fail "watch may not open the proc connector"
+sandboxed "$build/systemd/resctrl-mon-hook-watch.service" 2.4
+grep -qx 'RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET' "$build/systemd/resctrl-mon-hook-watch.service" ||
+        fail "watch may not open the proc connector, or serve /metrics"
+# /metrics on the loopback, which alone IP may reach.
+grep -q '^ExecStart=.* watch .*--metrics-listen 127\.0\.0\.1:[0-9]*$' "$build/systemd/resctrl-mon-hook-watch.service" ||
+        fail "watch does not serve /metrics on 127.0.0.1"
+grep -qx 'IPAddressDeny=any' "$build/systemd/resctrl-mon-hook-watch.service" &&
+        grep -qx 'IPAddressAllow=localhost' "$build/systemd/resctrl-mon-hook-watch.service" ||
+        fail "watch's IP traffic is not the loopback's alone"
 echo "PASS"
