@@ -34,11 +34,13 @@ done
 
 e2e_init podman "$1" "$2"
 pkg_installed=""
+pkg_watch=""
 
 # Removes the containers while the hook is still there to see them go, then the package.
 pkg_cleanup() {
         pkg_rc=$?
         trap - EXIT
+        [ -z "$pkg_watch" ] || { kill "$pkg_watch"; wait "$pkg_watch"; } 2>/dev/null
         e2e_delete_leftovers
         if [ -n "$pkg_installed" ]; then
                 dpkg --purge "$pkg" >/dev/null 2>&1 || e2e_say "cannot purge $pkg"
@@ -132,6 +134,33 @@ env PATH=/usr/sbin:/usr/bin:/sbin:/bin resctrl-mon-hook check >"$e2e_tmp/pkg/che
         check_rc=$?
 [ "$check_rc" -le 1 ] || e2e_fail "resctrl-mon-hook check exited $check_rc: $(cat "$e2e_tmp/pkg/check.out")"
 grep -q "mount" "$e2e_tmp/pkg/check.out" || e2e_fail "check printed no mount row: $(cat "$e2e_tmp/pkg/check.out")"
+
+e2e_step "watch as its unit runs it: /metrics on 127.0.0.1, on no other address"
+unit=/lib/systemd/system/resctrl-mon-hook-watch.service
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+port=$(printf '%s\n' "$exec_start" | sed -n 's/.* --metrics-listen 127\.0\.0\.1:\([0-9]*\)\( .*\)\{0,1\}$/\1/p')
+[ -n "$port" ] || e2e_fail "$unit's watch does not serve on 127.0.0.1: $exec_start"
+listeners() { ss -ltnH "sport = :$port" | awk '{ print $4 }'; }
+# Where systemd runs, the package started the unit; here, as its ExecStart says.
+if [ -z "$(listeners)" ]; then
+        $exec_start >"$e2e_tmp/pkg/watch.log" 2>&1 &
+        pkg_watch=$!
+fi
+metrics_up() { curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >"$e2e_tmp/pkg/metrics"; }
+wait_for "$WAIT_DAEMON" "/metrics on 127.0.0.1:$port" metrics_up ||
+        e2e_fail "no /metrics on 127.0.0.1:$port: $(cat "$e2e_tmp/pkg/watch.log" 2>/dev/null)"
+grep -q "^resctrl_pod_threads{pod_uid=\"$uid\"" "$e2e_tmp/pkg/metrics" ||
+        e2e_fail "/metrics has no series of pod $uid: $(head -c 2000 "$e2e_tmp/pkg/metrics")"
+[ "$(listeners)" = "127.0.0.1:$port" ] || e2e_fail "port $port is bound on: $(listeners | tr '\n' ' ')"
+for addr in $(hostname -I 2>/dev/null); do
+        case $addr in *:*) url="http://[$addr]:$port/" ;; *) url="http://$addr:$port/" ;; esac
+        ! curl -s --max-time 5 -o /dev/null "$url" || e2e_fail "$url answers"
+done
+if [ -n "$pkg_watch" ]; then
+        kill "$pkg_watch"
+        wait "$pkg_watch" 2>/dev/null
+        pkg_watch=""
+fi
 
 e2e_step "removal refused while the container runs, its binary kept"
 if dpkg -r "$pkg" >"$e2e_tmp/pkg/remove.log" 2>&1; then
