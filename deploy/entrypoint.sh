@@ -47,6 +47,9 @@
 set -u
 
 bin=${RMH_BIN:-/usr/libexec/resctrl-mon-hook/resctrl-mon-hook}
+# What goes onto the node: the image's statically linked copy (its ENV), where
+# the container's own binary is linked against the image's libraries.
+node_bin=${RMH_NODE_BIN:-$bin}
 template=${RMH_TEMPLATE:-/usr/share/resctrl-mon-hook/resctrl-mon-hook.json.in}
 config=${RMH_CONFIG:-/etc/resctrl-mon-hook/config.yaml}
 node_dir=${RMH_NODE_DIR:-/opt/resctrl-mon-hook}
@@ -363,6 +366,7 @@ case $retry in
 '' | *[!0-9]* | 0) die "RMH_RETRY_SECONDS '$retry' is not a positive number of seconds" ;;
 esac
 [ -x "$bin" ] || die "$bin is not an executable"
+[ -x "$node_bin" ] || die "$node_bin is not an executable"
 [ -f "$template" ] || die "$template does not exist"
 [ -f "$config" ] || die "$config does not exist (mount the ConfigMap)"
 [ -d "$install_dir" ] || die "$install_dir is not a directory (hostPath of $node_dir)"
@@ -378,7 +382,7 @@ fi
 # temporary files. Released before watch, which must not hold it.
 exec 9>"$install_dir/.install.lock" || die "cannot open $install_dir/.install.lock"
 flock 9 || die "cannot lock $install_dir/.install.lock"
-install_file "$bin" "$install_dir" resctrl-mon-hook 0755
+install_file "$node_bin" "$install_dir" resctrl-mon-hook 0755
 install_file "$config" "$install_dir" config.yaml 0644
 wait_until_usable
 for stage in $stages; do

@@ -239,8 +239,10 @@ dests=""
 while read -r _ a b d; do
         case $a in
         --from=build)
-                case $b in /out/*) ;; *) fail "COPY --from=build of $b, not of the install in /out" ;; esac
-                [ -e "$tmp/root${b#/out}" ] || fail "the Containerfile copies $b, which cmake --install does not make"
+                # /out: the container's build; /out-node: the node's, static.
+                case $b in /out/* | /out-node/*) ;; *) fail "COPY --from=build of $b, not of an install in /out or /out-node" ;; esac
+                [ -e "$tmp/root/${b#/out*/}" ] ||
+                        fail "the Containerfile copies $b, which cmake --install does not make"
                 ;;
         --*) fail "unexpected COPY option $a" ;;
         *)
@@ -255,7 +257,16 @@ grep -q "^COPY --from=build /out$layout_bin $(sed -n 's|^bin=${RMH_BIN:-\(.*\)}$
         "$tmp/copies" || fail "the image's hook is not where the entrypoint's RMH_BIN says"
 grep -q "^COPY hooks.d/resctrl-mon-hook.json.in $(sed -n 's|^template=${RMH_TEMPLATE:-\(.*\)}$|\1|p' "$top/deploy/entrypoint.sh")\$" \
         "$tmp/copies" || fail "the image's template is not where the entrypoint's RMH_TEMPLATE says"
-grep -q -- '-DSTATIC=ON' "$cf" || fail "the image's hook is not linked statically"
+# The node's copy, where the entrypoint's RMH_NODE_BIN (the image's ENV) says,
+# is the static build's.
+node_bin=$(sed -n 's|^ENV RMH_NODE_BIN=||p' "$cf")
+[ -n "$node_bin" ] || fail "the Containerfile sets no RMH_NODE_BIN"
+grep -q "^COPY --from=build /out-node$layout_bin $node_bin\$" "$tmp/copies" ||
+        fail "the node's hook is not copied to RMH_NODE_BIN ($node_bin) from /out-node"
+grep -q -- '-B /build-node -DSTATIC=ON' "$cf" && grep -q 'DESTDIR=/out-node cmake --install /build-node' "$cf" ||
+        fail "the node's hook (/out-node) is not linked statically"
+grep -q 'install_file "$node_bin" ' "$top/deploy/entrypoint.sh" ||
+        fail "the entrypoint does not install RMH_NODE_BIN onto the node"
 # Both base images are build arguments (local bases build without a
 # registry), defaulting to Debian 12's public images.
 [ "$(grep '^FROM ' "$cf")" = "$(printf '%s\n' 'FROM ${BUILD_IMAGE} AS build' 'FROM ${RUNTIME_IMAGE}')" ] ||
