@@ -294,6 +294,83 @@ run_hook poststop "$WORK/in"
 write_config
 check "unknown key: nothing left but the final counters" only_final_counters_left
 
+# --- hostile HTTP requests to watch --metrics-listen ---------------------------
+# Each file of http/ is sent whole as it is, and the answer's status must be
+# the one below ("closed": the connection ends without one): refused,
+# answered or dropped, never a crash or a hang; then watch still serves.
+# auth-*: with basic auth (a web config), each is a 401.
+
+http_status() { # FILE: the status of the answer to FILE's bytes, or "closed"
+        python3 - "$HTTP_PORT" "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
+s.sendall(open(sys.argv[2], "rb").read())
+resp = b""
+try:
+    while b"\r\n\r\n" not in resp:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        resp += chunk
+except OSError:
+    pass
+line = resp.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+print(line[1] if len(line) > 1 and line[0].startswith("HTTP/") else "closed")
+PY
+}
+http_case() { # NAME STATUS
+        local got
+        got=$(http_status "$CORPUS/http/$1.req")
+        check "http $1: $2 (got $got)" [ "$got" = "$2" ]
+}
+http_serves() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -u "${HTTP_USER:-x:x}" "http://127.0.0.1:$HTTP_PORT/healthz")" = 200 ]; }
+http_watch() { # [WATCH OPTIONS...]: watch serving on $HTTP_PORT, its pid in $HTTP_WATCH
+        HTTP_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        "$HOOK" --config "$CONFIG" watch --interval 3600 --metrics-listen "127.0.0.1:$HTTP_PORT" "$@" \
+                >/dev/null 2>"$WORK/watch.err" &
+        HTTP_WATCH=$!
+        wait_for "$WAIT_DAEMON" "watch serving on $HTTP_PORT" http_serves
+}
+if command -v curl >/dev/null && command -v python3 >/dev/null && command -v htpasswd >/dev/null; then
+        write_config
+        http_watch
+        http_case garbage closed
+        http_case version-9 505
+        http_case http-0.9 400
+        http_case no-host 400
+        http_case header-no-colon 400
+        http_case space-before-colon 400
+        http_case absolute-form 404
+        http_case dotdot 404
+        http_case percent-encoded 200 # libmicrohttpd decodes the path: /metrics
+        http_case non-ascii-path 404
+        http_case lowercase-method 405
+        http_case connect 405
+        http_case post-huge-length 405 # answered before any body is read
+        http_case negative-length 400
+        http_case length-and-chunked 200 # chunked wins; a GET's body is dropped
+        http_case transfer-encoding-gzip closed
+        http_case many-headers 431
+        http_case long-method 414
+        check "http: watch still serves" http_serves
+        check "http: watch logged nothing" [ ! -s "$WORK/watch.err" ]
+        kill "$HTTP_WATCH"
+        wait "$HTTP_WATCH" 2>/dev/null
+        printf 'basic_auth_users:\n  u: %s\n' "$(htpasswd -nbBC 4 u p | cut -d: -f2-)" >"$WORK/web.yml"
+        HTTP_USER=u:p
+        http_watch --web-config "$WORK/web.yml"
+        for f in "$CORPUS"/http/auth-*.req; do
+                f=${f##*/}
+                http_case "${f%.req}" 401
+        done
+        check "http: watch with basic auth still serves" http_serves
+        kill "$HTTP_WATCH"
+        wait "$HTTP_WATCH" 2>/dev/null
+        rm -f "$STATE/watch.state" "$STATE/watch.lock"
+else
+        echo "no curl, python3 or htpasswd: the HTTP requests are not sent"
+fi
+
 # --- the live pod is still intact --------------------------------------------
 
 check "live pod still monitored" grep -qx "$PID_LIVE" "$MNT/mon_groups/$UID_LIVE/tasks"
