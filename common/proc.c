@@ -61,14 +61,31 @@ int proc_start_time(int proc_fd, pid_t pid, uint64_t *ret)
         return proc_start_time_running(proc_fd, pid, ret, NULL);
 }
 
-/* Field 22 (starttime) and whether the state (field 3, at p) is running. */
+/* Whether the process runs, by its stat fields from field 3 (state, at p)
+ * on. A zombie leader whose other threads run (its main thread called
+ * pthread_exit) does: num_threads (field 20) counts them with it, while a
+ * zombie that is all that is left counts 1. X never does. */
+static bool stat_says_running(const char *p)
+{
+        if (*p == 'X')
+                return false;
+        if (*p != 'Z')
+                return true;
+        for (unsigned i = 0; i < 17 && p; i++) {
+                p = strchr(p, ' ');
+                p = p ? p + 1 : NULL;
+        }
+        return p && strtoul(p, NULL, 10) > 1;
+}
+
+/* Field 22 (starttime) and whether the process runs (stat_says_running). */
 static int parse_start_time(const char *p, uint64_t *ret, bool *ret_running)
 {
         unsigned long long v;
         char *end;
 
         if (ret_running)
-                *ret_running = *p != 'Z' && *p != 'X';
+                *ret_running = stat_says_running(p);
 
         /* Field 22 follows the 19th space after field 3. */
         for (unsigned i = 0; i < 19; i++) {
@@ -108,7 +125,7 @@ int proc_is_running(int proc_fd, pid_t pid)
                 return 0;
         if (r < 0)
                 return r;
-        return *p != 'Z' && *p != 'X';
+        return stat_says_running(p);
 }
 
 int proc_pid_ns(int proc_fd, uint64_t *ret)

@@ -19,7 +19,9 @@ int proc_start_time_running(int proc_fd, pid_t pid, uint64_t *ret, bool *ret_run
 
 /* 1 when pid (a process or a thread) exists and has not exited; 0 when it is
  * gone or a zombie (state Z or X), which the kernel still lists in resctrl
- * tasks files until its parent reaps it; -errno otherwise. */
+ * tasks files until its parent reaps it; -errno otherwise. A zombie leader
+ * whose other threads still run (it called pthread_exit) has not exited:
+ * its process runs. */
 int proc_is_running(int proc_fd, pid_t pid);
 
 /* The inode of <proc>/self/ns/pid: which pid namespace the pids this /proc

@@ -2,7 +2,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +135,70 @@ START_TEST(test_real_proc)
 }
 END_TEST
 
+static void *park(void *arg)
+{
+        (void) arg;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* A process whose main thread called pthread_exit: its leader shows Z, but
+ * its other thread runs, so the process has not exited; once it is killed
+ * it is a zombie like any other. */
+START_TEST(test_zombie_leader)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int ready[2], status;
+        uint64_t t;
+        bool running;
+        pid_t child;
+        char c;
+
+        ck_assert_int_eq(proc_open(&fd), 0);
+        ck_assert_int_eq(pipe(ready), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                pthread_t th;
+
+                if (pthread_create(&th, NULL, park, NULL) != 0)
+                        _exit(1);
+                if (write(ready[1], "r", 1) != 1)
+                        _exit(1);
+                pthread_exit(NULL);
+        }
+        ck_assert_int_eq(read(ready[0], &c, 1), 1);
+        /* The leader's exit follows its write: wait for its Z. */
+        for (int tries = 0;; tries++) {
+                char path[64], state = 0;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int) child);
+                f = fopen(path, "re");
+                ck_assert_ptr_nonnull(f);
+                ck_assert_int_eq(fscanf(f, "%*d %*s %c", &state), 1);
+                fclose(f);
+                if (state == 'Z')
+                        break;
+                ck_assert_int_lt(tries, 10000);
+                usleep(1000);
+        }
+        ck_assert_int_eq(proc_is_running(fd, child), 1);
+        ck_assert_int_eq(proc_start_time_running(fd, child, &t, &running), 0);
+        ck_assert(running);
+
+        kill(child, SIGKILL);
+        ck_assert_int_eq(waitid(P_PID, child, NULL, WEXITED | WNOWAIT), 0);
+        ck_assert_int_eq(proc_is_running(fd, child), 0);
+        ck_assert_int_eq(proc_start_time_running(fd, child, &t, &running), 0);
+        ck_assert(!running);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        close(ready[0]);
+        close(ready[1]);
+}
+END_TEST
+
 START_TEST(test_pid_ns)
 {
         _cleanup_close_ int real_fd = -EBADF;
@@ -235,6 +302,7 @@ static Suite *proc_suite(void)
         tcase_add_test(tc, test_start_time_malformed);
         tcase_add_test(tc, test_start_time_gone);
         tcase_add_test(tc, test_real_proc);
+        tcase_add_test(tc, test_zombie_leader);
         tcase_add_test(tc, test_pid_ns);
         tcase_add_test(tc, test_boot_id);
         tcase_add_test(tc, test_pin);
