@@ -106,7 +106,7 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                                 .proc_fd = a->proc_fd,
                                 .deadline = deadline_after_ms(a->config->lock_timeout_ms),
                                 .cgroups = &a->cgroups,
-                                .running = true};
+                                .running_since = start};
         r = stage_create(&ctx, &outcome);
         if (r < 0)
                 outcome = OUTCOME_ERROR;

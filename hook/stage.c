@@ -465,20 +465,12 @@ static int move_new_init(const struct hook_ctx *ctx, struct pod_session *s, cons
         return r < 0 ? r : 0;
 }
 
-/* Moves adopt's running init into the group as gc moves any thread
- * (pod_member_rejoin): pinned, so that a pid reused while the run waited
- * for the locks is never moved, and only from its control group's default
- * monitoring group: what another monitor placed stays where it is. Its
- * other threads join after (adopt_container). The caller holds the resctrl
- * lock. 1 when monitored; 0 when its init is in another monitoring or
- * control group (*ret_reason set); -ESRCH when it exited; -errno. */
-static int move_running_init(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
-                             char **ret_reason)
+/* Adopt's init is in another monitor's group, or another control group,
+ * where it stays: 0 with *ret_reason set, or -ENOMEM. */
+static int left_elsewhere(const struct hook_ctx *ctx, const char *ctrl, char **ret_reason)
 {
-        int r = pod_member_rejoin(s, pod_state_find_member(&s->st, ctx->state->id));
+        int r;
 
-        if (r != 0)
-                return r;
         log_warning("pid %d is in another monitoring or control group than the default one of "
                     "%s (another monitor's); left there, container %s not monitored",
                     ctx->state->pid, ctrl_display(ctrl), ctx->state->id);
@@ -486,13 +478,44 @@ static int move_running_init(const struct hook_ctx *ctx, struct pod_session *s, 
         return r < 0 ? r : 0;
 }
 
+/* Moves adopt's running init into the group as gc moves any thread
+ * (pod_member_rejoin): pinned as the process its runtime recorded, so that
+ * a pid reused while the run waited for the locks is never moved, and only
+ * from its control group's default monitoring group: what another monitor
+ * placed stays where it is. Its other threads join after
+ * (adopt_container). The caller holds the resctrl lock. 1 when monitored;
+ * 0 when its init is in another monitoring or control group (*ret_reason
+ * set); -ESRCH when it exited; -errno. */
+static int move_running_init(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
+                             char **ret_reason)
+{
+        int r = pod_member_rejoin(s, pod_state_find_member(&s->st, ctx->state->id));
+
+        return r == 0 ? left_elsewhere(ctx, ctrl, ret_reason) : r;
+}
+
+/* Before any mkdir for adopt's init: where it is (pod_member_can_join), so
+ * that one another monitor placed costs no group made and removed again at
+ * every adopt, nor a wait for an RMID it would never take. 1 to go on; 0
+ * when it is elsewhere (*ret_reason set); -ESRCH when it exited. The write
+ * (move_running_init) checks again. */
+static int running_init_can_join(const struct hook_ctx *ctx, struct pod_session *s,
+                                 const char *ctrl, char **ret_reason)
+{
+        int r = pod_member_can_join(s, pod_state_find_member(&s->st, ctx->state->id));
+
+        if (r == 0)
+                return left_elsewhere(ctx, ctrl, ret_reason);
+        return r == -ESRCH ? r : 1; /* another failure: the write tells */
+}
+
 /* Moves the init into the group (move_new_init, move_running_init); a group
  * this call created and could not use is removed again. */
 static int move_process(const struct hook_ctx *ctx, struct pod_session *s, const char *ctrl,
                         bool created, char **ret_reason)
 {
-        int r = ctx->running ? move_running_init(ctx, s, ctrl, ret_reason)
-                             : move_new_init(ctx, s, ctrl, ret_reason);
+        int r = ctx->running_since != 0 ? move_running_init(ctx, s, ctrl, ret_reason)
+                                        : move_new_init(ctx, s, ctrl, ret_reason);
 
         if (r <= 0 && created &&
             rdt_mon_group_is_empty(s->env->root_fd, ctx->proc_fd, ctrl, ctx->pod->uid) == 1 &&
@@ -522,6 +545,11 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
                 return log_error_errno(r, "cannot take the resctrl lock");
         locked = s->env->root_fd;
 
+        if (ctx->running_since != 0) {
+                r = running_init_can_join(ctx, s, ctrl, ret_reason);
+                if (r <= 0)
+                        return r;
+        }
         created = make_group(ctx, s, ctrl, ret_reason);
         if (created < 0)
                 return *ret_reason ? 0 : created;
@@ -674,6 +702,15 @@ static void forget_unused_group(const struct hook_ctx *ctx, struct pod_session *
         s->dirty = true;
 }
 
+/* Adopt's container exited, or its pid names another process now: nothing
+ * is recorded. 0. */
+static int adopted_init_exited(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
+{
+        log_info("container %s exited while it was adopted; not recorded", ctx->state->id);
+        *ret_outcome = OUTCOME_NOT_RECORDED;
+        return 0;
+}
+
 static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s,
                              const struct container *c, enum hook_outcome *ret_outcome)
 {
@@ -724,11 +761,8 @@ static int create_in_session(const struct hook_ctx *ctx, struct pod_session *s,
         }
         if (!recorded)
                 forget_unused_group(ctx, s, ctrl);
-        if (r == -ESRCH && ctx->running) {
-                log_info("container %s exited while it was adopted; not recorded", ctx->state->id);
-                *ret_outcome = OUTCOME_NOT_RECORDED;
-                return 0;
-        }
+        if (r == -ESRCH && ctx->running_since != 0)
+                return adopted_init_exited(ctx, ret_outcome);
         if (r < 0)
                 return r;
         *ret_outcome = OUTCOME_UNMONITORED;
@@ -792,7 +826,12 @@ int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
                 return r;
         c.ctrl = ctrl;
         find_cgroups(ctx, bundle.cgroups_path, &c.cgroups);
+        /* Read after the control group and the cgroups: when it is the one
+         * adopt's runtime recorded, so was the process they were read of. */
         r = proc_start_time(ctx->proc_fd, ctx->state->pid, &c.start_time);
+        if (ctx->running_since != 0 &&
+            (r == -ESRCH || (r >= 0 && c.start_time != ctx->running_since)))
+                return adopted_init_exited(ctx, ret_outcome);
         if (r < 0)
                 return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 

@@ -41,11 +41,12 @@ struct hook_ctx {
         /* The caller's views of the cgroups (adopt's); NULL: a stage reads
          * what it needs itself. */
         const struct cgroup_mounts *cgroups;
-        /* The init has run for a while (adopt's): it is taken as gc takes
-         * any thread (pod_member_rejoin), pinned and only from its control
-         * group's default monitoring group. false: createRuntime's paused,
-         * new init, whose every thread goes in. */
-        bool running;
+        /* Adopt's: the start time its runtime recorded for an init that has
+         * run for a while. The init is taken as gc takes any thread
+         * (pod_member_rejoin), pinned, as that process, and only from its
+         * control group's default monitoring group. 0: createRuntime's
+         * paused, new init, whose every thread goes in. */
+        uint64_t running_since;
 };
 
 /* createRuntime/prestart: put the container's init into the pod's monitoring
