@@ -867,7 +867,7 @@ bool cgroup_holds_reader(int proc_fd, const struct cgroup_mounts *m, const struc
 }
 
 int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t pid, pid_t **ret,
-                             size_t *ret_n, bool *ret_own)
+                             size_t *ret_n, bool *ret_own, struct cgroup_ref *ret_cgroup)
 {
         _cleanup_close_ int dir_fd = -EBADF;
         struct cgroup_ref cg;
@@ -889,5 +889,7 @@ int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t p
         if (r < 0)
                 return r;
         *ret_own = true;
+        if (ret_cgroup)
+                *ret_cgroup = cg;
         return cgroup_threads(dir_fd, cg.kind, ret, ret_n);
 }

@@ -167,7 +167,8 @@ int cgroup_subtree_threads(const struct cgroup_mounts *m, const struct cgroup_re
 
 /* The threads of the container whose init is pid, sorted: its cgroup's,
  * when pid has a cgroup of its own (not the root, none that holds the reader
- * itself, and the reader's is known); else the init's own threads. *ret_own says which. 0, -ESRCH
- * when pid is gone, -errno. */
+ * itself, and the reader's is known), which *ret_cgroup then names (unless
+ * NULL); else the init's own threads. *ret_own says which. 0, -ESRCH when
+ * pid is gone, -errno. */
 int cgroup_container_threads(int proc_fd, const struct cgroup_mounts *m, pid_t pid, pid_t **ret,
-                             size_t *ret_n, bool *ret_own);
+                             size_t *ret_n, bool *ret_own, struct cgroup_ref *ret_cgroup);

@@ -49,31 +49,73 @@ static int pin_member(int proc_fd, const struct member *m, int *ret_fd)
         return 1;
 }
 
+/* What a thread, once pinned, must still be to be member m's container's
+ * (its id may name another thread by then: the list is read before the
+ * lock is waited for): below the cgroup the list was read from, or, for an
+ * init without a cgroup of its own, a thread of that init, which stays
+ * pinned for it. */
+struct member_scope {
+        bool has_cgroup;
+        struct cgroup_ref cgroup;
+        int init_pin; /* without a cgroup: the init, pinned; else -EBADF */
+};
+
+#define MEMBER_SCOPE_INIT                                                                          \
+        {                                                                                          \
+                .init_pin = -EBADF                                                                 \
+        }
+
+static void member_scope_done(struct member_scope *scope)
+{
+        closep(&scope->init_pin);
+}
+
 /* The threads of member m's container: those of the cgroup its runtime made
  * for it and of the cgroups below it. A member recorded before such records
  * has the cgroup its init is in now (cgroup_container_threads), read while
- * the init is pinned, so that a reused pid cannot lend it another's. 0;
- * -ESRCH or -ENOENT when there is nothing to read (gone, or not seen from
- * here); -errno. */
+ * the init is pinned, so that a reused pid cannot lend it another's. What a
+ * thread must be to count as one of them goes to *ret_scope. 0; -ESRCH or
+ * -ENOENT when there is nothing to read (gone, or not seen from here);
+ * -errno. */
 static int member_threads(int proc_fd, const struct cgroup_mounts *mounts, const struct member *m,
-                          pid_t **ret, size_t *ret_n, bool *ret_cut)
+                          pid_t **ret, size_t *ret_n, bool *ret_cut, struct member_scope *ret_scope)
 {
         _cleanup_close_ int pin = -EBADF;
         bool own;
         int r;
 
         *ret_cut = false;
-        if (m->has_cgroup)
+        if (m->has_cgroup) {
+                ret_scope->has_cgroup = true;
+                ret_scope->cgroup = m->cgroup;
                 return cgroup_subtree_threads(mounts, &m->cgroup, ret, ret_n, ret_cut);
+        }
         r = pin_member(proc_fd, m, &pin);
         if (r <= 0)
                 return r == 0 ? -ESRCH : r;
-        r = cgroup_container_threads(proc_fd, mounts, m->pid, ret, ret_n, &own);
+        r = cgroup_container_threads(proc_fd, mounts, m->pid, ret, ret_n, &own, &ret_scope->cgroup);
         if (r >= 0 && proc_pin_holds(pin) != 1) {
                 free(TAKE_PTR(*ret));
                 return -ESRCH;
         }
+        ret_scope->has_cgroup = own;
+        if (r >= 0 && !own)
+                ret_scope->init_pin = TAKE_FD(pin);
         return r;
+}
+
+/* Is thread tid, pinned, still one of scope's? 1, 0, -errno. */
+static int member_scope_holds(int proc_fd, const struct cgroup_mounts *mounts,
+                              const struct member_scope *scope, pid_t tid)
+{
+        char path[32];
+
+        if (scope->has_cgroup)
+                return cgroup_task_is_under(proc_fd, mounts, tid, &scope->cgroup);
+        (void) snprintf(path, sizeof(path), "task/%d", (int) tid);
+        if (faccessat(scope->init_pin, path, F_OK, 0) == 0)
+                return 1;
+        return errno == ENOENT || errno == ESRCH ? 0 : -errno;
 }
 
 /* Threads going into the group of (pod, ctrl): its tasks file, opened at
@@ -258,19 +300,20 @@ static int hold_for_join(struct pod_session *s, const struct member *m, struct j
 }
 
 /* Joins thread tid of member m's container, pinned from before the checks
- * until after the write: still in the container's cgroup, and in the
- * control group's default monitoring group (in_default_group; else
+ * until after the write: still the container's (member_scope_holds), and in
+ * the control group's default monitoring group (in_default_group; else
  * *ret_elsewhere counts it). 1 when joined (counted only, for --dry-run), 0
  * when not, -errno. */
 static int join_thread(struct pod_session *s, const struct cgroup_mounts *mounts,
-                       const struct member *m, struct join *j, pid_t tid, unsigned *ret_elsewhere)
+                       const struct member_scope *scope, struct join *j, pid_t tid,
+                       unsigned *ret_elsewhere)
 {
         _cleanup_close_ int pin = -EBADF;
         int r;
 
         r = proc_pin(j->proc_fd, tid, &pin);
-        if (r >= 0 && m->has_cgroup) {
-                r = cgroup_task_is_under(j->proc_fd, mounts, tid, &m->cgroup);
+        if (r >= 0) {
+                r = member_scope_holds(j->proc_fd, mounts, scope, tid);
                 if (r == 0) /* its id taken by a thread elsewhere since the list was read */
                         return 0;
         }
@@ -291,13 +334,14 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 {
         const struct pod_env *e = s->env;
         _cleanup_(join_done) struct join j = JOIN_INIT(e->proc_fd, e->root_fd, m->ctrl, s->uid);
+        _cleanup_(member_scope_done) struct member_scope scope = MEMBER_SCOPE_INIT;
         _cleanup_free_ pid_t *threads = NULL;
         size_t n_threads = 0;
         bool cut, held = false;
         int r;
 
         *ret_joined = *ret_elsewhere = 0;
-        r = member_threads(e->proc_fd, mounts, m, &threads, &n_threads, &cut);
+        r = member_threads(e->proc_fd, mounts, m, &threads, &n_threads, &cut, &scope);
         if (r == -ESRCH || r == -ENOENT) /* gone, or its cgroup is */
                 return 0;
         if (r < 0)
@@ -324,7 +368,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                 r = hold_for_join(s, m, &j, &held);
                 if (r <= 0)
                         break;
-                r = join_thread(s, mounts, m, &j, threads[i], ret_elsewhere);
+                r = join_thread(s, mounts, &scope, &j, threads[i], ret_elsewhere);
                 if (r > 0)
                         (*ret_joined)++;
         }
@@ -357,11 +401,13 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
                 _cleanup_(join_done) struct join j = JOIN_INIT(proc_fd, root_fd, m->ctrl, uid);
+                _cleanup_(member_scope_done) struct member_scope scope = MEMBER_SCOPE_INIT;
                 _cleanup_free_ pid_t *threads = NULL;
                 size_t n = 0;
                 bool cut;
 
-                if (!m->monitored || member_threads(proc_fd, mounts, m, &threads, &n, &cut) < 0)
+                if (!m->monitored ||
+                    member_threads(proc_fd, mounts, m, &threads, &n, &cut, &scope) < 0)
                         continue;
                 if (!in_ctrl || strcmp(in_ctrl, m->ctrl) != 0) {
                         free(TAKE_PTR(in));

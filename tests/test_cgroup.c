@@ -195,7 +195,7 @@ START_TEST(test_container_threads)
         const char *path;
         int top = tmptree_new(&path);
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
-        struct cgroup_ref me;
+        struct cgroup_ref me, cg;
         _cleanup_free_ pid_t *ids = NULL;
         char self[32];
         size_t n = 0;
@@ -216,15 +216,16 @@ START_TEST(test_container_threads)
         ck_assert_str_eq(me.path, "/system/hook");
 
         tmptree_put(proc_fd, "100/cgroup", "0::/ctr\n");
-        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own, &cg), 0);
         ck_assert(own);
+        ck_assert_str_eq(cg.path, "/ctr"); /* what a joined thread must still be under */
         ck_assert_uint_eq(n, 3);
         ck_assert_int_eq(ids[2], 250);
         free(ids);
         ids = NULL;
 
         tmptree_put(proc_fd, "100/cgroup", "0::/\n");
-        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own, NULL), 0);
         ck_assert(!own);
         ck_assert_uint_eq(n, 2);
         ck_assert_int_eq(ids[0], 100);
@@ -233,7 +234,7 @@ START_TEST(test_container_threads)
         ids = NULL;
 
         tmptree_put(proc_fd, "100/cgroup", "0::/system\n");
-        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own, NULL), 0);
         ck_assert(!own);
         ck_assert_uint_eq(n, 2);
         free(TAKE_PTR(ids));
@@ -241,11 +242,11 @@ START_TEST(test_container_threads)
         /* The reader's own cgroup unknown: no cgroup is taken for a container's. */
         ck_assert_int_eq(unlinkat(proc_fd, self, 0), 0);
         tmptree_put(proc_fd, "100/cgroup", "0::/ctr\n");
-        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own), 0);
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 100, &ids, &n, &own, NULL), 0);
         ck_assert(!own);
         ck_assert_uint_eq(n, 2);
 
-        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 300, &ids, &n, &own), -ESRCH);
+        ck_assert_int_eq(cgroup_container_threads(proc_fd, &m, 300, &ids, &n, &own, NULL), -ESRCH);
         cgroup_mounts_close(&m);
         close(top);
 }
