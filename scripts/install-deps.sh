@@ -14,7 +14,7 @@ packages="build-essential cmake pkg-config libjansson-dev libyaml-dev check
 libmicrohttpd-dev libcrypt-dev curl openssl apache2-utils
 libfuse3-dev fuse3 runc crun podman containernetworking-plugins busybox-static
 containerd python3-grpcio python3-grpc-tools
-strace jq prometheus go-md2man debhelper dpkg-dev lintian debootstrap
+strace gdb jq prometheus go-md2man debhelper dpkg-dev lintian debootstrap
 clang libclang-rt-14-dev clang-tidy valgrind stress-ng"
 
 missing=""
