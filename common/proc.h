@@ -28,6 +28,10 @@ int proc_is_running(int proc_fd, pid_t pid);
  * shows belong to. Pids recorded under another namespace name other processes
  * here (or none). */
 int proc_pid_ns(int proc_fd, uint64_t *ret);
+/* The initial pid namespace's, the same on every boot (PROC_PID_INIT_INO,
+ * include/linux/proc_ns.h): the host's, where pid 1 is the node's init and
+ * no namespace lies above. */
+#define PROC_PID_NS_INIT_INO 0xEFFFFFFCU
 
 /* The boot this kernel runs in: <proc>/sys/kernel/random/boot_id, a UUID
  * of BOOT_ID_LEN characters that no other boot shares. Pids and start times

@@ -197,16 +197,19 @@ static void check_mount(struct checker *k)
 }
 
 /* resctrl as the node's init sees it: pid 1's mounts, which a hostPID
- * container (the DaemonSet) reads without any capability; without hostPID
- * pid 1 is the container's own init, and this row says what resctrl-mount
- * does. What tells "the node has no resctrl" from "this process cannot see
- * it" (its container's manifest hides it): the hook, once registered, runs
- * in the node's namespaces, not in this process's. */
+ * container (the DaemonSet) reads without any capability. What tells "the
+ * node has no resctrl" from "this process cannot see it" (its container's
+ * manifest hides it): the hook, once registered, runs in the node's
+ * namespaces, not in this process's. Only in the initial pid namespace is
+ * pid 1 the node's init; elsewhere (no hostPID) it is the container's own,
+ * and the node's resctrl is unknown: a warning, never a failure, so that
+ * nothing this process alone sees passes for the node's condition. */
 static void check_node_resctrl(struct checker *k)
 {
         const char *path = k->config.resctrl_path;
         _cleanup_free_ char *type = NULL, *fix = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
+        uint64_t pid_ns = 0;
         int r;
 
         if (asprintf(&fix,
@@ -214,6 +217,14 @@ static void check_node_resctrl(struct checker *k)
                      path) < 0)
                 fix = NULL;
         r = proc_open(&proc_fd);
+        if (r >= 0)
+                r = proc_pid_ns(proc_fd, &pid_ns);
+        if (r >= 0 && pid_ns != PROC_PID_NS_INIT_INO) {
+                add(k, "node-resctrl", LEVEL_WARN, "run in the host's pid namespace (hostPID)",
+                    "pid 1 here is not the node's init (not the host's pid namespace); the "
+                    "node's resctrl is unknown");
+                return;
+        }
         if (r >= 0)
                 r = mountinfo_type_at(proc_fd, 1, path, &type);
         if (r < 0)

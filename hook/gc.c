@@ -496,10 +496,6 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
         }
 }
 
-/* The inode of the initial pid namespace, the same on every boot
- * (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
-#define PID_NS_INIT_INO 0xEFFFFFFCU
-
 /* Is the pod's state of another pid namespace (a runtime in a container
  * that shares /run: kind, Docker-in-Docker)? Its pids mean nothing here, nor
  * its cgroups, recorded in that runtime's cgroup namespace, even once no
@@ -983,7 +979,7 @@ static int gc_pass(struct gc *gc, const struct config *c, int proc_fd)
          * namespace lies above: there the others can only be nested
          * runtimes' (kind, Docker-in-Docker sharing /run), each skipped. */
         if (r >= 0 && gc->pods_foreign > 0 && gc->pods_ours == 0 &&
-            gc->env.pid_ns != PID_NS_INIT_INO) {
+            gc->env.pid_ns != PROC_PID_NS_INIT_INO) {
                 log_error("the state of every pod here was written in another pid namespace "
                           "(%llu), gc runs in %llu: run gc in the host pid namespace (hostPID), "
                           "where the hook runs; refusing",
