@@ -30,8 +30,8 @@
 #   - It removes a registration only for the node's condition, not for what
 #     this pod alone sees (node_unusable): resctrl not mounted on the node
 #     (node-resctrl fails: pid 1's mounts, the node's, the pod having
-#     hostPID), or mounted without monitoring (resctrl-mount does not fail,
-#     monitoring does). The registered hook runs in the node's namespaces with
+#     hostPID), or mounted without monitoring (resctrl-mount passes,
+#     monitoring fails). The registered hook runs in the node's namespaces with
 #     the config installed on the node: a resctrl this pod's manifest hides
 #     from it (node-resctrl passes, resctrl-mount fails), a config here that is
 #     not valid (check's other rows then judge by a config that is not the
@@ -112,9 +112,14 @@ install_json() {
         commit "$tmp" "$hooks_dir" "$name"
 }
 
-uninstall() {
+# Removes the registration: the hooks.d files, and with --temporary the
+# temporary ones too. A pod that removes it by the rule (enforce) leaves
+# those: it does not hold the install lock, and a pod beside it (one
+# force-deleted, still running) may be writing one.
+uninstall() { # [--temporary]
         for stage in $stages; do
-                rm -f "$hooks_dir/$(json_name "$stage")" "$hooks_dir/.$(json_name "$stage").tmp"
+                rm -f "$hooks_dir/$(json_name "$stage")"
+                [ "${1:-}" != --temporary ] || rm -f "$hooks_dir/.$(json_name "$stage").tmp"
         done
         say "removed the hooks.d files from $hooks_dir; $node_dir stays for the containers that run it"
 }
@@ -205,7 +210,12 @@ node_unusable() {
                 echo "the node has no resctrl mounted at resctrlPath (node-resctrl)"
                 return 0
         fi
-        case $(level resctrl-mount) in ok | warn) ;; *) return 1 ;; esac
+        # Only a resctrl mount this pod sees is the node's (resctrl has one
+        # instance). A warning is "not a resctrl mount, accepted"
+        # (requireResctrlFs: false): an empty directory that the manifest
+        # hides resctrl behind looks so too, and its missing monitoring is
+        # this pod's view, not the node's kernel.
+        [ "$(level resctrl-mount)" = ok ] || return 1
         [ "$(level monitoring)" = fail ] || return 1
         echo "resctrl is mounted without monitoring (monitoring)"
 }
@@ -216,7 +226,7 @@ kept_because() {
                 echo "check gave no verdict on the node"
         elif [ "$(level config)" != ok ]; then
                 echo "this pod's config is not valid, and the registered hook reads the one installed in $node_dir"
-        elif [ "$(level resctrl-mount)" = fail ]; then
+        elif [ "$(level resctrl-mount)" != ok ]; then
                 echo "the node has resctrl (node-resctrl), which this pod does not see (resctrl-mount): its manifest hides it"
         else
                 echo "nothing of the node's condition calls for it"
@@ -348,7 +358,7 @@ ready)
         exit
         ;;
 uninstall)
-        uninstall
+        uninstall --temporary
         exit 0
         ;;
 '') ;;

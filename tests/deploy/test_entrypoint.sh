@@ -50,6 +50,9 @@ printf 'failurePolicy: ignore\n' >"$tmp/image/config.yaml"
 #   $tmp/usable      the node has resctrl mounted, with monitoring
 #                    (node-resctrl), and this pod sees it (resctrl-mount)
 #   $tmp/pod-blind   ... but this pod does not see it (its manifest hides it)
+#   $tmp/pod-empty   ... and this pod sees an empty directory there, which
+#                    requireResctrlFs: false accepts (resctrl-mount warns)
+#                    and which has no monitoring
 #   $tmp/nomon       ... mounted without monitoring
 #   $tmp/node-blind  node-resctrl fails although this pod sees resctrl (pid 1
 #                    is not the node's init: no hostPID, or a test machine)
@@ -95,7 +98,10 @@ if [ "$3" = check ]; then
                                         "mount -t resctrl resctrl /sys/fs/resctrl on the node"
                         fi ;;
                 resctrl-mount)
-                        if [ -e "$node/usable" ] && [ ! -e "$node/pod-blind" ]; then
+                        if [ -e "$node/pod-empty" ]; then
+                                row warn resctrl-mount "'/sys/fs/resctrl' is not a resctrl mount; accepted because requireResctrlFs is false" \
+                                        "set requireResctrlFs: true on a real node"
+                        elif [ -e "$node/usable" ] && [ ! -e "$node/pod-blind" ]; then
                                 row ok resctrl-mount "resctrl is mounted at '/sys/fs/resctrl'"
                         else
                                 row fail resctrl-mount "'/sys/fs/resctrl' is not a resctrl mount" \
@@ -104,7 +110,7 @@ if [ "$3" = check ]; then
                 monitoring) # as the hook: only where resctrl-mount opened something
                         if [ ! -e "$node/usable" ] || [ -e "$node/pod-blind" ]; then
                                 :
-                        elif [ -e "$node/nomon" ]; then
+                        elif [ -e "$node/nomon" ] || [ -e "$node/pod-empty" ]; then
                                 row fail monitoring "no monitoring at '/sys/fs/resctrl': no mon_groups directory" \
                                         "use a CPU and kernel with RDT monitoring"
                         else
@@ -388,6 +394,17 @@ wait_calls "node-resctrl" 2
 [ -z "$(ls -A "$tmp/node/hooks.d")" ] || fail "registered while this pod does not see resctrl: $(ls -A "$tmp/node/hooks.d")"
 stop_waiting
 rm "$tmp/pod-blind"
+
+say "-- an empty directory where this pod looks for resctrl (requireResctrlFs: false): the registration stays"
+register 16
+touch "$tmp/pod-empty"
+start_entry 17
+wait_log "installer:   fail  monitoring"
+wait_log "stays: the node has resctrl (node-resctrl), which this pod does not see (resctrl-mount)"
+wait_calls "node-resctrl" 2
+both_registered || fail "the registration went for an empty directory only this pod sees: $(cat "$run/out")"
+stop_waiting
+rm "$tmp/pod-empty"
 
 say "-- resctrl mounted without monitoring: the registration removed"
 register 11
