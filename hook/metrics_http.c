@@ -8,7 +8,7 @@
  * for /metrics, or on a bcrypt check, neither of which stops /healthz.
  *
  * /metrics is what `status --prometheus` prints, from a child process
- * (/proc/self/exe status --prometheus, with watch's --config), not from
+ * (this binary's status --prometheus, with watch's --config), not from
  * status's code in this process: that code is written for a process of
  * its own (rdt.c's hold accounting and log.c's context are static, a
  * failure exits), and in a child a crash or a hang of it (a resctrl that
@@ -108,6 +108,7 @@ struct metrics_body {
 
 struct metrics_http {
         struct MHD_Daemon *daemon;
+        char *exe; /* this binary, by name: status's runs run it */
         char *config_path;
         _Atomic int64_t pass_ended; /* now_usec() */
         pthread_t reaper;
@@ -405,7 +406,7 @@ static int spawn_status(const struct metrics_http *h, pid_t *ret_pid, int *ret_o
         if (r == 0)
                 r = posix_spawnattr_setsigdefault(&attr, &all);
         if (r == 0)
-                r = posix_spawn(ret_pid, "/proc/self/exe", &fa, &attr, argv.argv, environ);
+                r = posix_spawn(ret_pid, h->exe, &fa, &attr, argv.argv, environ);
         (void) posix_spawn_file_actions_destroy(&fa);
         (void) posix_spawnattr_destroy(&attr);
         if (r != 0)
@@ -874,7 +875,15 @@ int metrics_http_start(const struct metrics_http_options *o, struct metrics_http
                 return log_error_errno(-ENOMEM, "out of memory");
         h->interval = o->interval;
         atomic_store(&h->pass_ended, now_usec()); /* the first pass has its time too */
-        if (init_sync(h) < 0 || (o->config_path && !(h->config_path = strdup(o->config_path)))) {
+        /* By the name /proc/self/exe gives now rather than that link at
+         * each run: under valgrind the link is valgrind's own binary, and
+         * the name reads as the hook's. A package upgrade renames a new
+         * binary over it: later runs are the new one's. */
+        h->exe = realpath("/proc/self/exe", NULL);
+        if (!h->exe)
+                h->exe = strdup("/proc/self/exe");
+        if (init_sync(h) < 0 || !h->exe ||
+            (o->config_path && !(h->config_path = strdup(o->config_path)))) {
                 metrics_http_stop(h);
                 return log_error_errno(-ENOMEM, "out of memory");
         }
@@ -919,6 +928,7 @@ void metrics_http_stop(struct metrics_http *h)
         body_unref(h->body);
         web_config_done(&h->web);
         free(h->config_path);
+        free(h->exe);
         (void) pthread_cond_destroy(&h->reaper_wake);
         (void) pthread_cond_destroy(&h->computed);
         (void) pthread_mutex_destroy(&h->lock);

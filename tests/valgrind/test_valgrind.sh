@@ -123,6 +123,80 @@ for t in state config members; do
         expect "fuzz_$t on its seeds" 0 "${VALGRIND[@]}" "$FUZZ_BIN/fuzz_$t" "${seeds[@]}" >/dev/null
 done
 
+# --- watch's HTTP server (--metrics-listen) -----------------------------------------
+# Its runs keep the libraries they open (hook/http_libs.h) until they exit:
+# the loader's records of them, and their thread-local blocks, are still
+# reachable then by design (dlopen.supp), nothing else. The runs that end
+# (a refused web config, a key that is not the certificate's, an address in
+# use) are checked for leaks; the one that serves until killed, for errors, in
+# every thread, while it answers TLS, basic auth, 404, 405 and 431.
+VG_HTTP_LOGS=$WORK/vg-http
+mkdir -p "$VG_HTTP_LOGS"
+VG_HTTP=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all
+        --track-fds=no --num-callers=40 --child-silent-after-fork=yes
+        --suppressions="$TOP/tests/valgrind/dlopen.supp"
+        --log-file="$VG_HTTP_LOGS/%p.log")
+http_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+vg_watch() { "${VG_HTTP[@]}" "$REAL_HOOK" --config "$CONFIG" watch "$@" </dev/null >/dev/null 2>>"$LOG"; }
+http_expect() { # WHAT STATUS WATCH OPTIONS...
+        local what=$1 status=$2
+        shift 2
+        vg_watch "$@"
+        local got=$?
+        check "$what: exit $status (got $got)" [ "$got" -eq "$status" ]
+}
+if command -v curl >/dev/null && command -v openssl >/dev/null && command -v htpasswd >/dev/null; then
+        write_config
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+                -addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/server.key" -out "$WORK/server.crt" 2>/dev/null
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=x -keyout "$WORK/other.key" \
+                -out "$WORK/other.crt" 2>/dev/null
+        printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS13\n' >"$WORK/web-bad.yml"
+        http_expect "watch: a web config refused" 2 --metrics-listen "127.0.0.1:$(http_port)" --web-config "$WORK/web-bad.yml"
+        printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: other.key\n' >"$WORK/web-other.yml"
+        http_expect "watch: a key not the certificate's" 1 --metrics-listen "127.0.0.1:$(http_port)" --web-config "$WORK/web-other.yml"
+        printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  u: %s\n' \
+                "$(htpasswd -nbBC 4 u p | cut -d: -f2-)" >"$WORK/web.yml"
+        port=$(http_port)
+        "${VG_HTTP[@]}" --leak-check=no "$REAL_HOOK" --config "$CONFIG" watch --interval 3600 \
+                --metrics-listen "127.0.0.1:$port" --web-config "$WORK/web.yml" </dev/null >/dev/null 2>>"$LOG" &
+        serving=$!
+        url=https://127.0.0.1:$port
+        tls=(--cacert "$WORK/server.crt" --max-time 60)
+        answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' "${tls[@]}" "$@")" = "$HTTP_WANT" ]; }
+        HTTP_WANT=200
+        check "watch under memcheck serves" wait_for $((WAIT_DAEMON * 4)) "watch serving under memcheck" \
+                answers -u u:p "$url/healthz"
+        check "its /metrics" answers -u u:p "$url/metrics"
+        check "its /metrics kept" answers -u u:p "$url/metrics"
+        check "its index" answers -u u:p "$url/"
+        HTTP_WANT=401
+        check "a wrong password" answers -u u:x "$url/metrics"
+        HTTP_WANT=404
+        check "a 404" answers -u u:p "$url/nope"
+        HTTP_WANT=405
+        check "a 405" answers -u u:p -X POST --data x "$url/metrics"
+        HTTP_WANT=431
+        check "a 431" answers -u u:p -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "$url/metrics"
+        http_expect "watch: the address in use" 1 --metrics-listen "127.0.0.1:$port"
+        kill "$serving"
+        wait "$serving" 2>/dev/null
+        serving_log=$VG_HTTP_LOGS/$serving.log
+        for log in "$VG_HTTP_LOGS"/*.log; do
+                cmd=$(sed -n 's/^==[0-9]*== Command: //p' "$log" | cut -c1-120)
+                if ! grep -q "ERROR SUMMARY: 0 errors from 0 contexts" "$log" || { [ "$log" != "$serving_log" ] &&
+                        ! grep -q "still reachable: 0 bytes in 0 blocks" "$log"; }; then
+                        check "memcheck clean: $cmd" false
+                        grep -v '^==[0-9]*== *$' "$log" | head -80 >&2
+                else
+                        check "memcheck clean: $cmd" true
+                fi
+        done
+        check "one memcheck log per watch" [ "$(find "$VG_HTTP_LOGS" -name '*.log' | wc -l)" -eq 4 ]
+else
+        echo "no curl, openssl or htpasswd: watch's HTTP server is not run under memcheck"
+fi
+
 # --- what memcheck found ----------------------------------------------------------
 logs=$(find "$VG_LOGS" -name '*.log' | wc -l)
 check "one memcheck log per invocation ($logs for $invocations)" [ "$logs" -eq "$invocations" ]
