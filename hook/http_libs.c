@@ -7,8 +7,8 @@
 #include "http_libs.h"
 #include "macro.h"
 
-#define HTTP_LIBS_DEFINE(name) __typeof__(name) *sym_##name /* NOLINT(bugprone-macro-parentheses)  \
-                                                             */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): a declaration */
+#define HTTP_LIBS_DEFINE(name) __typeof__(name) *sym_##name
 
 HTTP_LIBS_DEFINE(MHD_start_daemon);
 HTTP_LIBS_DEFINE(MHD_stop_daemon);

@@ -11,9 +11,8 @@
 #include <crypt.h>
 #include <microhttpd.h>
 
-/* A declaration, which no parentheses can enclose. */
-#define HTTP_LIBS_SYM(name)                                                                        \
-        extern __typeof__(name) *sym_##name /* NOLINT(bugprone-macro-parentheses) */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): a declaration */
+#define HTTP_LIBS_SYM(name) extern __typeof__(name) *sym_##name
 
 HTTP_LIBS_SYM(MHD_start_daemon);
 HTTP_LIBS_SYM(MHD_stop_daemon);
