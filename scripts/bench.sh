@@ -19,16 +19,22 @@
 # from the lock coming free to a container that waited for it being in its
 # group, with watch running; and createRuntime's instructions (callgrind)
 # with a tiny config.json and a kubelet-sized one.
+# Then metrics: watch --metrics-listen's /metrics at 100 and 1,000 pods
+# (PODS_METRICS), a scrape's latency when it runs status (the text older
+# than its 2 s) and when it is kept, the CPU of a run (watch and its child),
+# that at one scrape every 15 s; and createRuntime at 100 pods alone and
+# beside 10 scrapers in loops (targets: a scrape below status's own time
+# plus 20 ms; createRuntime's p99 beside them within 100 ms of alone).
 #   scripts/bench.sh [BUILD_DIR]        default: build
-# SECTIONS (default "hook scale load contention") picks some of them: hook
-# (wall time and RSS), scale (gc and status at PODS pods), load (a writer
-# beside readers, final counters, watch), contention.
+# SECTIONS (default "hook scale load contention metrics") picks some of
+# them: hook (wall time and RSS), scale (gc and status at PODS pods), load (a
+# writer beside readers, final counters, watch), contention, metrics.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$top/build"}
 runs=${RUNS:-200}
-sections=" ${SECTIONS:-hook scale load contention} "
+sections=" ${SECTIONS:-hook scale load contention metrics} "
 want() { [[ $sections == *" $1 "* ]]; }
 
 "$top/scripts/install-deps.sh"
@@ -558,4 +564,103 @@ for b in bundle bundle-kubelet; do
         awk -v b="$b" -v size="$(stat -c %s "$work/$b/config.json")" '/^(summary|totals):/ {
                 printf "  config.json of %6d bytes %10.2f M instructions\n", size, $2 / 1e6; exit }' "$work/callgrind.$b"
 done
+fi
+
+# ---- metrics ----
+# watch --metrics-listen on a free port of 127.0.0.1, at PODS_METRICS pods
+# (default "100 1000") of 3 containers of 20 threads. A scrape that finds
+# the kept text older than 2 s runs status --prometheus (the "run" figures);
+# one within 2 s of it gets the kept text. CPU: watch's own and its reaped
+# children's (the runs), from /proc/<watch>/stat.
+if want metrics; then
+stop_pods
+mkdir "$cgroups"
+"$hook" --config "$work/config.yaml" gc >/dev/null
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+murl=http://127.0.0.1:$mport/metrics
+start_http_watch() {
+        rm -f "$work/state/watch.state"
+        "$hook" --config "$work/config.yaml" watch --interval 3600 --metrics-listen "127.0.0.1:$mport" \
+                >/dev/null 2>&1 &
+        watch_pid=$!
+        until [ -s "$work/state/watch.state" ] && curl -sf -o /dev/null "$murl"; do sleep 0.1; done
+}
+all_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat"; }
+# Milliseconds of each of N scrapes, one a line; GAP seconds apart.
+scrape_ms() { # N GAP
+        local i
+        for ((i = 0; i < $1; i++)); do
+                sleep "$2"
+                curl -s -o /dev/null -w '%{time_total}\n' "$murl"
+        done | awk '{ printf "%.3f\n", $1 * 1000 }'
+}
+ms_percentiles() { # LABEL: p50 and p99 of stdin's milliseconds
+        sort -n | awk -v l="$1" '{ v[NR] = $1 } END {
+                printf "%-36s p50 %8.1f ms   p99 %8.1f ms   (%d)\n", l, v[int((NR - 1) * 0.5) + 1], v[int((NR - 1) * 0.99) + 1], NR }'
+}
+printf '\nload average before the metrics section: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+for pods in ${PODS_METRICS:-100 1000}; do
+        start_pods "$pods"
+        "$hook" --config "$work/config.yaml" gc >/dev/null
+        start_http_watch
+        curl -s -o "$work/metrics.txt" "$murl"
+        before=$(all_ticks "$watch_pid")
+        scrape_ms 10 2.1 >"$work/scrape-run.ms"
+        after=$(all_ticks "$watch_pid")
+        ms_percentiles "scrape at $pods pods, a run" <"$work/scrape-run.ms"
+        curl -s -o /dev/null "$murl" # a run: the next ones within 2 s get its text
+        scrape_ms 50 0 | ms_percentiles "scrape at $pods pods, kept"
+        awk -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" -v p="$pods" \
+                -v size="$(stat -c %s "$work/metrics.txt")" 'BEGIN {
+                cpu = (a - b) / hz / 10
+                printf "%-36s %8.0f ms of CPU a run; %.2f%% of a core at a scrape every 15 s; %d KiB\n",
+                        "scrape at " p " pods", cpu * 1000, cpu / 15 * 100, size / 1024 }'
+        stop_watch
+        if [ "$pods" = 100 ]; then
+                # createRuntime of a container of pod $uid (its log line's
+                # elapsed_us), 100 times, alone, then beside 10 scrapers.
+                start_http_watch
+                sed 's/stderr: false/stderr: true/' "$work/config.yaml" >"$work/timed.yaml"
+                sleep 100000 &
+                pids+=("$!")
+                metrics_creates() { # LABEL
+                        local i
+                        : >"$work/timed.log"
+                        for ((i = 0; i < 100; i++)); do
+                                echo "{\"ociVersion\":\"1.2.0\",\"id\":\"m$i\",\"status\":\"creating\",\"pid\":${pids[-1]},\"bundle\":\"$work/bundle-scale\",$annotations}" |
+                                        "$hook" --config "$work/timed.yaml" createRuntime 2>>"$work/timed.log"
+                                echo "{\"ociVersion\":\"1.2.0\",\"id\":\"m$i\",\"status\":\"stopped\",$annotations}" |
+                                        "$hook" --config "$work/config.yaml" poststop
+                        done
+                        grep '^resctrl-mon-hook: createRuntime ' "$work/timed.log" | sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' |
+                                awk '{ printf "%.3f\n", $1 / 1000 }' | ms_percentiles "$1"
+                }
+                metrics_creates "createRuntime at 100 pods, alone"
+                # 10 clients in loops, each from an address of its own (8
+                # connections an address at most): first at /healthz, which
+                # runs nothing (the clients' own load on 2 cores), then at
+                # /metrics.
+                for path in healthz metrics; do
+                        scrapers=()
+                        for i in $(seq 10); do
+                                (while :; do curl -s --interface "127.0.0.$((i + 1))" -o /dev/null \
+                                        "http://127.0.0.1:$mport/$path"; done) &
+                                scrapers+=("$!")
+                        done
+                        before=$(all_ticks "$watch_pid")
+                        t0=$EPOCHREALTIME
+                        metrics_creates "createRuntime, 10 loops of /$path"
+                        after=$(all_ticks "$watch_pid")
+                        awk -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" -v t0="$t0" -v t1="$EPOCHREALTIME" 'BEGIN {
+                                printf "%-36s %.1f%% of a core (watch and its runs of status)\n", "  meanwhile", (a - b) / hz / (t1 - t0) * 100 }'
+                        kill "${scrapers[@]}" 2>/dev/null
+                        wait "${scrapers[@]}" 2>/dev/null || true
+                done
+                stop_watch
+        fi
+        stop_pods
+        mkdir "$cgroups"
+        "$hook" --config "$work/config.yaml" gc >/dev/null
+done
+printf 'load average after it: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 fi
