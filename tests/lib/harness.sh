@@ -92,9 +92,10 @@ harness_cleanup() {
         done
         # The emulator's daemon exits once unmounted; anything else naming $WORK too.
         # On a loaded machine that can take seconds; one still there after
-        # WAIT_PROCESS is described, for whoever looks into it, and then
-        # killed: its exit is not what the tests check, a clean machine is.
-        if ! wait_for "$WAIT_PROCESS" "the run's processes ending" no_harness_procs; then
+        # WAIT_DAEMON (a daemon's exit) is described, for whoever looks into
+        # it, and then killed: its exit is not what the tests check, a clean
+        # machine is.
+        if ! wait_for "$WAIT_DAEMON" "the run's processes ending" no_harness_procs; then
                 while read -r p _; do
                         describe_stuck "$p" >&2
                         kill -KILL "$p" 2>/dev/null
@@ -150,7 +151,7 @@ no_harness_procs() { [ -z "$(harness_procs)" ]; }
 # What process PID's threads are doing: state, wait channel, kernel stack.
 describe_stuck() { # PID
         local t
-        echo "NOTE: process $1 still runs $WAIT_PROCESS s after its run ended: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+        echo "NOTE: process $1 still runs $WAIT_DAEMON s after its run ended: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
         for t in /proc/"$1"/task/*; do
                 echo "  thread ${t##*/}: $(awk '{ print $3 }' "$t/stat" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)"
                 sed 's/^/    /' "$t/stack" 2>/dev/null
@@ -192,7 +193,7 @@ mount_emulator() { # [resctrlfs options]
 # down): it is tried again until it goes.
 unmount_emulator() {
         mountpoint -q "$MNT" || return 0
-        wait_for "$WAIT_PROCESS" "$MNT unmounted" fusermount3 -u -q "$MNT"
+        wait_for "$WAIT_DAEMON" "$MNT unmounted" fusermount3 -u -q "$MNT"
 }
 
 # Sets runtime_roots (write_config) to a runtime root holding a container's
