@@ -144,7 +144,7 @@ test_one_run_for_ten() {
         wait_for "$WAIT_PROCESS" "ten scrapes done" sh -c "[ \$(cat '$WORK'/scrape.* 2>/dev/null | grep -c '^resctrl_watch_running 1') = 10 ]"
         kill "$tracer"
         wait "$tracer" 2>/dev/null
-        runs=$(grep -c 'execve("/proc/self/exe"' "$WORK/strace")
+        runs=$(grep -c 'execve(.*"status", "--prometheus"]' "$WORK/strace")
         check "ten scrapes, one run of status (ran $runs)" [ "$runs" = 1 ]
         teardown_pod
 }
