@@ -103,7 +103,9 @@ test_limbo_waited() {
 # free.
 test_limbo_watch() {
         local p1 p2
-        mount_emulator --mon-groups-per-ctrl 1 --limbo-ms 3000
+        # Limbo outlasts createRuntime's wait (1.1 s) however late it starts
+        # on a loaded machine, and ends within watch's 10 s.
+        mount_emulator --mon-groups-per-ctrl 1 --limbo-ms 5000
         write_config "rmidBudget: ctrlGroup"
         check "limbo watch: watch starts" start_watch 3600
         sleeper p1 p2
@@ -130,7 +132,9 @@ test_limbo_watch() {
 test_limbo_watch_node() {
         local p1 p2
         # gold's own RMID and a1's group's: none left for b1 in the root.
-        mount_emulator --num-rmids 3 --limbo-ms 3000 --ctrl-groups gold
+        # Limbo outlasts createRuntime's wait (1.1 s) however late it starts
+        # on a loaded machine, and ends within watch's 10 s.
+        mount_emulator --num-rmids 3 --limbo-ms 5000 --ctrl-groups gold
         write_config
         bundle "$WORK/gold" '{"closID": "gold"}'
         check "node limbo watch: watch starts" start_watch 3600
