@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The DaemonSet's container: installs the hook onto the node, registers it
 # once it can work there, adopts the pods already running, and runs watch
-# (gc's passes every RMH_GC_INTERVAL, exec'd processes joined at once):
+# (gc's passes every RMH_GC_INTERVAL, exec'd processes joined at once, and
+# /metrics and /healthz served on the node's IP, HOST_IP:RMH_METRICS_PORT):
 #   entrypoint.sh              all of that, until SIGTERM
 #   entrypoint.sh ready        the readiness probe: exit 0 once registered,
 #                              with a valid config and able to see the node
@@ -58,6 +59,18 @@ hooks_dir=${RMH_HOOKS_DIR:-/node/hooks.d}
 state_dir=${RMH_STATE_DIR:-/run/resctrl-mon-hook}
 interval=${RMH_GC_INTERVAL:-60}
 retry=${RMH_RETRY_SECONDS:-10}
+# Where watch serves /metrics: RMH_METRICS_LISTEN (ADDR:PORT) if set, ""
+# for nowhere; else the node's IP (HOST_IP, the downward API's
+# status.hostIP), an IPv6 one in brackets, at RMH_METRICS_PORT; 127.0.0.1
+# without HOST_IP. RMH_WEB_CONFIG: Prometheus' web config (TLS, basic auth).
+metrics_port=${RMH_METRICS_PORT:-10123}
+case ${HOST_IP:-} in
+'') metrics_host=127.0.0.1 ;;
+*:*) metrics_host="[$HOST_IP]" ;;
+*) metrics_host=$HOST_IP ;;
+esac
+metrics_listen=${RMH_METRICS_LISTEN-$metrics_host:$metrics_port}
+web_config=${RMH_WEB_CONFIG:-}
 stages="createRuntime poststop"
 watch_pid=""
 readiness_pid=""
@@ -375,6 +388,10 @@ esac
 case $retry in
 '' | *[!0-9]* | 0) die "RMH_RETRY_SECONDS '$retry' is not a positive number of seconds" ;;
 esac
+case $metrics_port in
+'' | *[!0-9]* | 0) die "RMH_METRICS_PORT '$metrics_port' is not a port number" ;;
+esac
+[ -z "$web_config" ] || [ -n "$metrics_listen" ] || die "RMH_WEB_CONFIG is set, but RMH_METRICS_LISTEN is empty: nothing to serve"
 [ -x "$bin" ] || die "$bin is not an executable"
 [ -x "$node_bin" ] || die "$node_bin is not an executable"
 [ -f "$template" ] || die "$template does not exist"
@@ -404,7 +421,12 @@ say "installed $node_dir/resctrl-mon-hook and registered it in $hooks_dir"
 # Pods that started before the hooks were registered get their groups now;
 # a failure here leaves them to a later restart of this pod, not the node.
 "$bin" --config "$config" adopt || say "adopt exited with status $?"
-"$bin" --config "$config" watch --interval "$interval" &
+# watch's options, as the positional parameters (none of the script's own
+# is used past this point).
+set -- --interval "$interval"
+[ -z "$metrics_listen" ] || set -- "$@" --metrics-listen "$metrics_listen"
+[ -z "$web_config" ] || set -- "$@" --web-config "$web_config"
+"$bin" --config "$config" watch "$@" &
 watch_pid=$!
 tell_readiness &
 readiness_pid=$!

@@ -209,7 +209,8 @@ check_installed() {
         done
         ! grep -q "open[a-z]*(.*\"$tmp/node/install/resctrl-mon-hook\".*O_CREAT" "$run/trace" ||
                 fail "the binary was written in place (a running hook would see it change)"
-        [ "$(cat "$run/watch.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" watch --interval 60)" ] ||
+        [ "$(cat "$run/watch.args")" = "$(printf '%s\n' --config "$tmp/image/config.yaml" watch --interval 60 \
+                --metrics-listen 127.0.0.1:10123)" ] ||
                 fail "watch ran with [$(tr "\n" " " <"$run/watch.args")]"
         # adopt ran before watch, once both hooks were registered: nothing falls between.
         [ "$(wc -l <"$run/adopt.saw" 2>/dev/null)" -eq 2 ] ||
@@ -482,6 +483,34 @@ wait_watch "the lock's release"
 flock -n "$tmp/node/install/.install.lock" true || fail "the lock is still held while watch runs"
 kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
+
+say "-- watch's /metrics: at HOST_IP (an IPv6 one in brackets) and RMH_METRICS_PORT, with RMH_WEB_CONFIG; RMH_METRICS_LISTEN instead, empty for none"
+# metrics_run N VAR=VALUE...: the entrypoint in run N with those variables;
+# watch's arguments after --interval 60, one line, in metrics_args.
+metrics_run() {
+        n=$1
+        shift
+        (
+                for a in "$@"; do export "${a%%=*}=${a#*=}"; done
+                run_entry "$n"
+                stop_entry
+        ) || exit 1
+        run=$tmp/run$n
+        metrics_args=$(sed '1,5d' "$run/watch.args" | tr '\n' ' ')
+}
+metrics_run 31 HOST_IP=192.0.2.7
+[ "$metrics_args" = "--metrics-listen 192.0.2.7:10123 " ] || fail "HOST_IP=192.0.2.7: watch got [$metrics_args]"
+metrics_run 32 HOST_IP=fd00::7 RMH_METRICS_PORT=9999 RMH_WEB_CONFIG=/etc/resctrl-mon-hook/web/web.yml
+[ "$metrics_args" = "--metrics-listen [fd00::7]:9999 --web-config /etc/resctrl-mon-hook/web/web.yml " ] ||
+        fail "an IPv6 HOST_IP, a port and a web config: watch got [$metrics_args]"
+metrics_run 33 HOST_IP=192.0.2.7 RMH_METRICS_LISTEN=:10124
+[ "$metrics_args" = "--metrics-listen :10124 " ] || fail "RMH_METRICS_LISTEN=:10124: watch got [$metrics_args]"
+metrics_run 34 HOST_IP=192.0.2.7 RMH_METRICS_LISTEN=
+[ "$metrics_args" = "" ] || fail "RMH_METRICS_LISTEN empty: watch got [$metrics_args]"
+run=$tmp/run35
+mkdir -p "$run"
+RMH_METRICS_PORT=http entry sh "$entry" </dev/null >"$run/out" 2>&1 && fail "ran with RMH_METRICS_PORT=http"
+grep -q "RMH_METRICS_PORT 'http' is not a port number" "$run/out" || fail "no reason given: $(cat "$run/out")"
 
 say "-- watch exits: so does the entrypoint, with its status, within a retry"
 run=$tmp/run5
