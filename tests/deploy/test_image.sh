@@ -967,7 +967,10 @@ run_view() {
         ds_run "$v" "$tmp/base.ds" again
         wait_for $((retry + WAIT_DAEMON)) "readiness after the restart" ds_ready ||
                 fail "[$v] not ready after the restart: $ready_out; $(ds_log | tail -n 5)"
-        ds_log_has "installed /opt/resctrl-mon-hook/resctrl-mon-hook and registered it" ||
+        # Ready comes with the previous pod's registration, maybe before
+        # this one's own: its line is waited for.
+        wait_for "$WAIT_DAEMON" "the restart's registration" \
+                ds_log_has "installed /opt/resctrl-mon-hook/resctrl-mon-hook and registered it" ||
                 fail "[$v] the restart did not register: $(ds_log | tail -n 5)"
         ! ds_log_has "removing the registration" || fail "[$v] the restart removed the registration: $(ds_log | grep removing)"
         cmp -s "$tmp/$v/registration" <(cat "$hooksd"/*.json) ||
