@@ -18,8 +18,12 @@
 # or judged irrelevant to a node, by name; any other key fails the test, so
 # that a manifest change it does not know cannot slip through), with its
 # own cgroup namespace, as containerd and CRI-O give it on cgroup v2. Only
-# RMH_GC_INTERVAL is shortened (2 s), and the ConfigMap's config gets
-# requireResctrlFs: false, since resctrl here is the emulator, a FUSE mount.
+# RMH_GC_INTERVAL is shortened (2 s), the metrics port is a free one of
+# this machine (RMH_METRICS_PORT and the port named metrics both, which
+# must agree), and the ConfigMap's config gets requireResctrlFs: false,
+# since resctrl here is the emulator, a FUSE mount. The downward API's
+# status.hostIP is this machine's first global IPv4 address (127.0.0.1
+# without one): the node's IP, where a hostNetwork pod's ports are.
 # The node's hostPaths are private stand-ins below the run's directory,
 # except the cgroup tree, which is the machine's own (read-only); the
 # emulator is the node's resctrl. What Podman cannot say, or says other
@@ -48,7 +52,10 @@
 #      then passes
 #   b) containers started before the image ran are adopted
 #   c) a process `runc exec`'d into a container joins its pod's group
-#      within one gc pass
+#      within one gc pass; the startup and liveness probes pass as kubelet
+#      asks them (an exec, and an HTTP GET of /healthz at the node's IP and
+#      the port named metrics); /metrics, scraped there, has the pod's
+#      series, and watch listens on the node's IP alone
 #   d) a pod's group outlives its containers while its pause runs, and
 #      goes within one gc pass of the pod's cgroup
 #   e) c and d for the containerd pod too (the containerd-nri overlay's
@@ -84,6 +91,10 @@ mirror=${RMH_IMAGE_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 'Create
         'Release: bookworm' 'Component: main' 2>/dev/null | head -n 1)}
 mirror=${mirror:-http://deb.debian.org/debian}
 build_packages="build-essential cmake pkg-config libjansson-dev libyaml-dev"
+# The node's IP (the downward API's status.hostIP): this machine's first
+# global IPv4 address, where a hostNetwork pod's ports are; 127.0.0.1 without one.
+node_ip=$(ip -o -4 addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
+node_ip=${node_ip:-127.0.0.1}
 gc_interval=2
 started=$(date +%s)
 failures=0
@@ -117,7 +128,7 @@ skip() {
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 command -v podman >/dev/null 2>&1 || skip "podman is not installed"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
-for cmd in runc conmon unshare fusermount3 busybox jq kubectl flock findmnt sha256sum; do
+for cmd in runc conmon unshare fusermount3 busybox jq kubectl flock findmnt sha256sum curl python3 ss; do
         command -v "$cmd" >/dev/null 2>&1 || die "$cmd is not installed (scripts/install-deps.sh)"
 done
 [ -x "$resctrlfs" ] || die "$resctrlfs is not executable"
@@ -420,16 +431,23 @@ normalise() {
 # derive DS FLAT VIEW: Podman's flags for the DaemonSet's lines DS (the
 # ConfigMap from the rendering FLAT), with the node's hostPaths replaced by
 # VIEW's stand-ins, into run_args (flags), run_cmd (entrypoint and args),
-# probe (the readiness probe's command), probe_timeout, grace, ctr_name.
+# probe (the readiness probe's command), probe_timeout, startup (the
+# startup probe's command), live_path, live_timeout (the liveness probe's
+# HTTP GET, at the port metrics_port), grace, ctr_name.
 # Each key is mapped or ignored by name; any other is counted in unknown
 # and said. DirectoryOrCreate stand-ins are made, as kubelet does.
 derive() {
-        local ds=$1 flat=$2 v=$3 line k val p c i n src opts user="" group="" d
+        local ds=$1 flat=$2 v=$3 line k val p c i n src opts user="" group="" d live_port="" port_env=""
         local -A vname=() vkind=() vpath=() vtype=() vcm=() mname=() mpath=() mro=() mprop=() mrro=() ename=() evalue=()
+        local -A efield=() pname=() pport=()
         local -a entry=() args=() rro=()
         run_args=()
         probe=()
         probe_timeout=1
+        startup=()
+        live_path=""
+        live_timeout=1
+        metrics_port=""
         grace=30
         ctr_name=""
         unknown=0
@@ -472,6 +490,23 @@ derive() {
                         args.#) args+=("$val") ;;
                         env.#.name) i=$index; ename[$i]=$val ;;
                         env.#.value) i=$index; evalue[$i]=$val ;;
+                        # The downward API: the node's IP is this machine's (node_ip).
+                        env.#.valueFrom.fieldRef.fieldPath)
+                                i=$index
+                                efield[$i]=$val
+                                [ "$val" = status.hostIP ] || { say "the test does not know $c=$val"; unknown=$((unknown + 1)); } ;;
+                        # Ports: under hostNetwork the node's, which the container binds itself.
+                        ports.#.name) i=$index; pname[$i]=$val ;;
+                        ports.#.containerPort) i=$index; pport[$i]=$val ;;
+                        ports.#.protocol) [ "$val" = TCP ] || { say "the test does not know $c=$val"; unknown=$((unknown + 1)); } ;;
+                        startupProbe.exec.command.#) startup+=("$val") ;;
+                        # The test asks until it passes; kubelet's patience is not the test's.
+                        startupProbe.timeoutSeconds | startupProbe.periodSeconds | startupProbe.failureThreshold) ;;
+                        livenessProbe.httpGet.path) live_path=$val ;;
+                        livenessProbe.httpGet.port) live_port=$val ;;
+                        livenessProbe.httpGet.scheme) [ "$val" = HTTP ] || { say "the test does not know $c=$val"; unknown=$((unknown + 1)); } ;;
+                        livenessProbe.timeoutSeconds) live_timeout=$val ;;
+                        livenessProbe.periodSeconds | livenessProbe.failureThreshold) ;;
                         readinessProbe.exec.command.#) probe+=("$val") ;;
                         readinessProbe.timeoutSeconds) probe_timeout=$val ;;
                         readinessProbe.periodSeconds) ;; # the test asks more often
@@ -520,11 +555,35 @@ derive() {
         [ -n "$ctr_name" ] || { say "the container has no name"; unknown=$((unknown + 1)); }
         [ "${#entry[@]}" -gt 0 ] || { say "the container has no command"; unknown=$((unknown + 1)); }
         [ "${#probe[@]}" -gt 0 ] || { say "the container has no exec readiness probe"; unknown=$((unknown + 1)); }
+        # The port named metrics, which the entrypoint's RMH_METRICS_PORT must
+        # say too: a free one of this machine instead, in both. Ports need
+        # hostNetwork here: the test maps none with -p.
+        for i in "${!pname[@]}"; do
+                [ "${pname[$i]}" = metrics ] || { say "the test does not know the port ${pname[$i]}"; unknown=$((unknown + 1)); continue; }
+                metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])') ||
+                        die "no free port"
+                for p in "${!ename[@]}"; do
+                        [ "${ename[$p]}" = RMH_METRICS_PORT ] && port_env=${evalue[$p]-}
+                done
+                [ "$port_env" = "${pport[$i]-}" ] ||
+                        { say "the port named metrics is ${pport[$i]-none}, RMH_METRICS_PORT '$port_env'"; unknown=$((unknown + 1)); }
+                case " ${run_args[*]} " in *" --network=host "*) ;; *) say "the test maps ports only under hostNetwork"; unknown=$((unknown + 1)) ;; esac
+        done
+        # The liveness probe's port, by name or number, is that one.
+        if [ -n "$live_path$live_port" ]; then
+                case $live_port in
+                metrics | "$port_env") [ -n "$metrics_port" ] || { say "the liveness probe's port $live_port is no port of the container"; unknown=$((unknown + 1)); } ;;
+                *) say "the test does not know the liveness probe's port $live_port"; unknown=$((unknown + 1)) ;;
+                esac
+        fi
         if [ -n "$user$group" ]; then run_args+=(--user "$user${group:+:$group}"); fi
         for i in $(printf '%s\n' "${!ename[@]}" | sort -n); do
                 val=${evalue[$i]-}
-                # The one change: gc passes every few seconds, not every minute.
+                # The changes: gc passes every few seconds, not every minute;
+                # the metrics port a free one; the node's IP this machine's.
                 [ "${ename[$i]}" = RMH_GC_INTERVAL ] && val=$gc_interval
+                [ "${ename[$i]}" = RMH_METRICS_PORT ] && val=$metrics_port
+                [ "${efield[$i]-}" = status.hostIP ] && val=$node_ip
                 run_args+=(-e "${ename[$i]}=$val")
         done
         # Volumes: the node's paths replaced by the view's stand-ins (the
@@ -810,6 +869,28 @@ ds_ready() {
         ready_out=$(timeout $((probe_timeout + 10)) podman "${pm_opts[@]}" exec "$ds" "${probe[@]}" 2>&1)
 }
 
+# ds_started: the startup probe, the same way; its output in ready_out.
+ds_started() {
+        ready_out=$(timeout $((probe_timeout + 10)) podman "${pm_opts[@]}" exec "$ds" "${startup[@]}" 2>&1)
+}
+
+# ds_live: the liveness probe's GET as kubelet sends it to a hostNetwork
+# pod: at the pod's IP, the node's, the port it names; 2xx or 3xx passes.
+# Its body in live_out.
+ds_live() {
+        live_out=$(curl -s --max-time "$live_timeout" -o - -w '\n%{http_code}' "http://$node_ip:$metrics_port$live_path")
+        case ${live_out##*$'\n'} in 2?? | 3??) live_out=$(printf '%s' "${live_out%$'\n'*}") ;; *) return 1 ;; esac
+}
+
+# ds_scrape: /metrics at the node's IP and the metrics port, into $tmp/metrics.
+ds_scrape() {
+        curl -sf --max-time 10 "http://$node_ip:$metrics_port/metrics" >"$tmp/metrics"
+}
+# scraped_has ERE: a scrape has a line matching it.
+scraped_has() {
+        ds_scrape && grep -Eq -- "$1" "$tmp/metrics"
+}
+
 # ds_log_has TEXT
 ds_log_has() {
         ds_log | grep -qF -- "$1"
@@ -916,6 +997,7 @@ run_view() {
 
         step "[$v] b) adopt: the containers that started before"
         wait_for "$WAIT_DAEMON" "adopt's line" ds_log_has "adopt: " || fail "[$v] adopt did not run: $(ds_log | tail -n 5)"
+        ds_started || fail "[$v] the startup probe fails once ready: $ready_out"
         ds_log | grep -qx "adopt: 5 containers seen, 2 adopted" ||
                 fail "[$v] adopt did not adopt the two pods' containers: $(ds_log | grep -i adopt)"
         in_group "$v" "$uid1" "$p1_early" ||
@@ -936,6 +1018,23 @@ run_view() {
                 fail "[$v] the exec'd process $e did not join $(group "$v" "$uid1"); gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
         wait_for "$WAIT_DAEMON" "watch counting a join" watch_joined "$n" ||
                 fail "[$v] watch joined nothing at an exec: $(cat "$n/run/resctrl-mon-hook/watch.state" 2>&1)"
+
+        step "[$v] c) watch's /metrics and /healthz at the node's IP ($node_ip:$metrics_port): the liveness probe passes, the pod's series are there"
+        if wait_for "$WAIT_DAEMON" "the liveness probe passing" ds_live; then
+                [ "$live_out" = ok ] || fail "[$v] /healthz says '$live_out', not ok"
+        else
+                fail "[$v] the liveness probe's GET $live_path at $node_ip:$metrics_port fails: ${live_out:-no answer}; $(ds_log | tail -n 3)"
+        fi
+        # The exec'd process is in the pod's threads: a scrape after the join.
+        wait_for "$WAIT_DAEMON" "the CRI-O pod's series in a scrape" scraped_has \
+                "^resctrl_pod_threads\{pod_uid=\"$uid1\",namespace=\"rmh-img\",pod=\"pod\"\} [1-9]" ||
+                fail "[$v] /metrics has no series of pod $uid1 with its threads: $(grep -c . "$tmp/metrics" 2>/dev/null) lines, $(grep "$uid1" "$tmp/metrics" | head -n 3)"
+        grep -Eq "^resctrl_pod_llc_occupancy_bytes\{pod_uid=\"$uid1\",namespace=\"rmh-img\",pod=\"pod\",ctrl_group=\"/\",domain=\"mon_L3_00\"\} [0-9]+\$" "$tmp/metrics" ||
+                fail "[$v] /metrics has no L3 occupancy of pod $uid1: $(grep "$uid1" "$tmp/metrics" | head -n 3)"
+        grep -qx 'resctrl_watch_running 1' "$tmp/metrics" || fail "[$v] /metrics does not say watch runs"
+        # On the node's IP alone, as the entrypoint told watch.
+        [ "$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | sort -u)" = "$node_ip:$metrics_port" ] ||
+                fail "[$v] the metrics port is listened on at [$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | tr '\n' ' ')], not $node_ip:$metrics_port alone"
 
         step "[$v] e) the same in the containerd pod"
         ctr_start "$v" containerd "$cg_prefix-p2-web" "$uid2" ctr

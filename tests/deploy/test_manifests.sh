@@ -10,8 +10,12 @@
 # config, the Containerfile and the layout `cmake --install` makes; the
 # Containerfile copies only files that exist and takes its base images as
 # build arguments defaulting to Debian's public ones; the containerd examples name the
-# installed hook; the base and every overlay render with kubectl kustomize,
-# each overlay doing what it is for; cmake --install renames the binary into
+# installed hook; watch serves /metrics on the node's IP (downward API) at the
+# port named metrics, watch's default, which the liveness probe asks for
+# /healthz and a headless Service names; the base and every overlay render
+# with kubectl kustomize, each overlay doing what it is for (the
+# prometheus-operator one adds a PodMonitor of those pods and that port,
+# whose job the alert rules name, and nothing else); cmake --install renames the binary into
 # place and links /usr/sbin/resctrl-mon-hook to it.
 set -u
 top=$1
@@ -225,10 +229,61 @@ esac
 
 # The entrypoint's defaults are the manifest's values, so the image alone agrees.
 for k in RMH_NODE_DIR RMH_INSTALL_DIR RMH_HOOKS_DIR RMH_STATE_DIR RMH_CONFIG RMH_GC_INTERVAL \
-        RMH_RETRY_SECONDS; do
+        RMH_RETRY_SECONDS RMH_METRICS_PORT; do
         grep -qF "\${$k:-$(env $k)}" "$top/deploy/entrypoint.sh" ||
                 fail "deploy/entrypoint.sh does not default $k to $(env $k)"
 done
+
+echo "-- watch's /metrics: the port, the node's IP, the probes, the Service"
+# watch serves on the node's IP (downward API) at the port named metrics,
+# which the entrypoint's RMH_METRICS_PORT says, and is the default of watch.
+i=$(sed -n "s|^$c\.env\.\([0-9]*\)\.name=HOST_IP$|\1|p" "$pod")
+[ -n "$i" ] || fail "the container does not set HOST_IP"
+expect "$pod" "$c.env.$i.valueFrom.fieldRef.fieldPath" status.hostIP
+! grep -q "^$c\.env\.[0-9]*\.name=RMH_METRICS_LISTEN$" "$pod" ||
+        fail "the container sets RMH_METRICS_LISTEN: the entrypoint makes it of HOST_IP and RMH_METRICS_PORT"
+p=$(sed -n "s|^$c\.ports\.\([0-9]*\)\.name=metrics$|\1|p" "$pod")
+[ -n "$p" ] || fail "the container has no port named metrics"
+[ "$(grep -c "^$c\.ports\.[0-9]*\.name=" "$pod")" -eq 1 ] || fail "the container has more ports than metrics"
+metrics_port=$(val "$pod" "$c.ports.$p.containerPort")
+[ "$metrics_port" = "$(env RMH_METRICS_PORT)" ] ||
+        fail "the port named metrics is $metrics_port, RMH_METRICS_PORT $(env RMH_METRICS_PORT)"
+expect "$pod" "$c.ports.$p.protocol" TCP
+# hostNetwork: the container's port is the node's; a hostPort, if any, must be the same.
+[ -z "$(val "$pod" "$c.ports.$p.hostPort")" ] || expect "$pod" "$c.ports.$p.hostPort" "$metrics_port"
+default_port=$(sed -n 's|^set(METRICS_DEFAULT_PORT \([0-9]*\))$|\1|p' "$top/CMakeLists.txt")
+[ "$metrics_port" = "$default_port" ] || fail "the metrics port is $metrics_port, watch's default $default_port"
+# The liveness probe asks watch's /healthz at that port; readiness stays
+# the entrypoint's (working), and is the startup probe too, so that the
+# wait for the node is no failed liveness.
+expect "$pod" "$c.livenessProbe.httpGet.path" /healthz
+case $(val "$pod" "$c.livenessProbe.httpGet.port") in
+metrics | "$metrics_port") ;;
+*) fail "the liveness probe asks port $(val "$pod" "$c.livenessProbe.httpGet.port"), not metrics" ;;
+esac
+case $(val "$pod" "$c.livenessProbe.httpGet.scheme") in '' | HTTP) ;; *) fail "the liveness probe is not HTTP, as watch serves without RMH_WEB_CONFIG" ;; esac
+! grep -q "^$c\.livenessProbe\.httpGet\.host=" "$pod" || fail "the liveness probe sets a host: the pod's IP is the node's, where watch listens"
+[ "$(val "$pod" "$c.livenessProbe.timeoutSeconds")" -ge 5 ] 2>/dev/null ||
+        fail "the liveness probe's timeoutSeconds is '$(val "$pod" "$c.livenessProbe.timeoutSeconds")', not 5 or more"
+[ "$(grep "^$c\.startupProbe\.exec\.command\." "$pod" | sed 's|^[^=]*\.command\.||')" = \
+        "$(grep "^$c\.readinessProbe\.exec\.command\." "$pod" | sed 's|^[^=]*\.command\.||')" ] ||
+        fail "the startup probe is not the readiness probe's command"
+[ "$(val "$pod" "$c.startupProbe.failureThreshold")" -ge 360 ] 2>/dev/null ||
+        fail "the startup probe gives the wait for the node less than 360 tries"
+# A headless Service of the pods' metrics port, for discovery without the operator.
+svc=$(sed -n 's|^\([0-9]*\)\.kind=Service$|\1|p' "$ds")
+[ -n "$svc" ] || fail "no Service in deploy/base/daemonset.yaml"
+expect "$ds" "$svc.metadata.namespace" "$(val "$ds" "$doc.metadata.namespace")"
+expect "$ds" "$svc.spec.clusterIP" None
+[ "$(sed -n "s|^$svc\.spec\.selector\.||p" "$ds")" = "$(sed -n "s|^$doc\.spec\.template\.metadata\.labels\.||p" "$ds")" ] ||
+        fail "the Service's selector is not the pods' labels"
+expect "$ds" "$svc.spec.ports.0.name" metrics
+expect "$ds" "$svc.spec.ports.0.port" "$metrics_port"
+case $(val "$ds" "$svc.spec.ports.0.targetPort") in metrics | "$metrics_port") ;; *) fail "the Service's targetPort is not metrics" ;; esac
+! grep -q '^[0-9]*\.apiVersion=monitoring\.coreos\.com/' "$ds" || fail "the base needs the Prometheus operator's CRDs"
+# The job ResctrlWatchNotRunning names, as the PodMonitor must make it.
+rules_job=$(sed -n 's|.*up{job="\([^"]*\)"}.*|\1|p' "$top/deploy/prometheus/resctrl-mon-hook.rules.yaml")
+[ -n "$rules_job" ] || fail "no up{job=...} in deploy/prometheus/resctrl-mon-hook.rules.yaml"
 
 echo "-- the Containerfile"
 cf=$top/deploy/Containerfile
@@ -324,6 +379,31 @@ render deploy/overlays/cri-o-etc
 d=$(doc_of "$out" DaemonSet resctrl-mon-hook)
 [ "$(hostpath_mount "$out" "$d" /etc/containers/oci/hooks.d)" = "$(env RMH_HOOKS_DIR)" ] ||
         fail "cri-o-etc does not register the hook in /etc/containers/oci/hooks.d"
+render deploy/overlays/prometheus-operator
+d=$(doc_of "$out" DaemonSet resctrl-mon-hook)
+pm=$(doc_of "$out" PodMonitor resctrl-mon-hook)
+expect "$out" "$pm.apiVersion" monitoring.coreos.com/v1
+expect "$out" "$pm.metadata.namespace" "$(val "$out" "$d.metadata.namespace")"
+# It selects the DaemonSet's pods: each of its labels is theirs, in their namespace.
+[ -n "$(sed -n "s|^$pm\.spec\.selector\.matchLabels\.||p" "$out")" ] || fail "the PodMonitor selects no labels"
+! grep -q "^$pm\.spec\.selector\.matchExpressions" "$out" || fail "the PodMonitor has matchExpressions, which the test does not check"
+sed -n "s|^$pm\.spec\.selector\.matchLabels\.||p" "$out" | while IFS= read -r l; do
+        grep -qxF "$d.spec.template.metadata.labels.$l" "$out" || fail "the PodMonitor selects $l, which the DaemonSet's pods do not have"
+done || exit 1
+[ "$(sed -n "s|^$pm\.spec\.namespaceSelector\.matchNames\.[0-9]*=||p" "$out")" = "$(val "$out" "$d.metadata.namespace")" ] ||
+        fail "the PodMonitor does not look in the DaemonSet's namespace alone"
+expect "$out" "$pm.spec.podMetricsEndpoints.0.port" metrics
+expect "$out" "$pm.spec.podMetricsEndpoints.0.path" /metrics
+! grep -q "^$pm\.spec\.podMetricsEndpoints\.1\." "$out" || fail "the PodMonitor has more than one endpoint"
+# Its job is the one the alert rule names: the value of the pods' label jobLabel.
+jl=$(val "$out" "$pm.spec.jobLabel")
+[ -n "$jl" ] && [ "$(val "$out" "$d.spec.template.metadata.labels.$jl")" = "$rules_job" ] ||
+        fail "the PodMonitor's job (the pods' label '$jl': '$(val "$out" "$d.spec.template.metadata.labels.$jl")') is not $rules_job, which ResctrlWatchNotRunning names"
+# The overlay only adds the PodMonitor: the rest is the base's.
+render deploy/base
+grep -v "^$pm\." "$tmp/deploy_overlays_prometheus-operator.rendered" | sed 's|^[0-9]*\.||' | sort >"$tmp/op.rest"
+sed 's|^[0-9]*\.||' "$tmp/deploy_base.rendered" | sort >"$tmp/base.all"
+cmp -s "$tmp/op.rest" "$tmp/base.all" || fail "the prometheus-operator overlay changes the base: $(diff "$tmp/base.all" "$tmp/op.rest" | head -n 5)"
 render deploy/overlays/containerd-nri
 d=$(doc_of "$out" DaemonSet nri-plugin-hook-injector)
 # The injector checks a hook's path in its own mount namespace: same path as the node's.
