@@ -128,7 +128,7 @@ struct metrics_http {
         bool stopping;
         bool reaper_started;
         bool computing;
-        bool starting; /* in start_daemon: its first complaint is kept */
+        atomic_bool starting; /* in start_daemon: its first complaint is kept */
         char why[METRICS_WHY_MAX];
         char start_error[METRICS_WHY_MAX];
 };
@@ -434,6 +434,27 @@ static int judge(int wstatus, const struct status_run *s, char why[static METRIC
         return -EIO;
 }
 
+/* Reaps the child by deadline, killing it there whatever its pipes did: one
+ * that closed them and hangs (its exit waiting on a FUSE resctrl that does
+ * not answer, a binary swapped under watch) never holds the server past
+ * the bound. 0, or -ETIMEDOUT when it was killed. */
+static int reap_by(pid_t pid, int64_t deadline, int *ret_status)
+{
+        for (;;) {
+                pid_t r = waitpid(pid, ret_status, WNOHANG);
+
+                if (r == pid || (r < 0 && errno != EINTR))
+                        return 0;
+                if (now_usec() >= deadline) {
+                        (void) kill(pid, SIGKILL);
+                        while (waitpid(pid, ret_status, 0) < 0 && errno == EINTR)
+                                ;
+                        return -ETIMEDOUT;
+                }
+                (void) nanosleep(&(struct timespec){.tv_nsec = 10L * 1000 * 1000}, NULL);
+        }
+}
+
 /* One run of status --prometheus: 0 with *ret (one reference), or -errno
  * with why. */
 static int run_status(const struct metrics_http *h, struct metrics_body **ret,
@@ -442,6 +463,7 @@ static int run_status(const struct metrics_http *h, struct metrics_body **ret,
         struct status_run s = {.cap = 65536};
         _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF;
         int wstatus = 0, r;
+        int64_t deadline;
         pid_t pid;
 
         s.body = malloc(sizeof(*s.body) + s.cap);
@@ -455,11 +477,14 @@ static int run_status(const struct metrics_http *h, struct metrics_body **ret,
                                 strerror(-r));
                 return r;
         }
-        r = collect(&s, out_fd, err_fd, now_usec() + METRICS_STATUS_USEC);
-        if (r < 0)
+        deadline = now_usec() + METRICS_STATUS_USEC;
+        r = collect(&s, out_fd, err_fd, deadline);
+        if (r < 0) {
                 (void) kill(pid, SIGKILL);
-        while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-                ;
+                while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+                        ;
+        } else
+                r = reap_by(pid, deadline, &wstatus);
         if (r == -ETIMEDOUT)
                 (void) snprintf(why, METRICS_WHY_MAX,
                                 "status --prometheus did not finish within %lld s, killed",
@@ -696,6 +721,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         (void) pthread_mutex_lock(&h->lock);
         if (mc->deadline != INT64_MAX)
                 mc->deadline = now_usec() + METRICS_HTTP_REQUEST_USEC;
+        /* Sooner than the one the reaper may sleep towards. */
+        (void) pthread_cond_signal(&h->reaper_wake);
         (void) pthread_mutex_unlock(&h->lock);
 }
 

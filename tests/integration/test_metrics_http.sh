@@ -377,7 +377,35 @@ test_default_port() {
         check "the man page names $port" grep -q "port $port" "$TOP/docs/resctrl-mon-hook.8.md"
 }
 
-for t in ${TESTS:-test_endpoints test_one_run_for_ten test_healthz_stale test_oversized \
+hung_status_gone() { ! kill -0 "$(cat "$WORK/hung")" 2>/dev/null; }
+
+# A status that closes its pipes and hangs (a binary replaced under watch,
+# as an upgrade does; an exit that waits on a FUSE resctrl which does not
+# answer) is killed at the run's bound all the same: the scrape gets 503
+# within it, and /healthz answers meanwhile.
+test_status_hangs_closed() {
+        local hook=$HOOK code_file=$WORK/metrics.code
+        mount_emulator
+        write_config
+        mkdir -p "$WORK/bin"
+        cp "$hook" "$WORK/bin/resctrl-mon-hook"
+        HOOK=$WORK/bin/resctrl-mon-hook
+        check "watch serves" start_watch 3600
+        HOOK=$hook
+        printf '#!/bin/sh\necho $$ >"%s"\nexec >&- 2>&-\nexec sleep 100\n' "$WORK/hung" >"$WORK/bin/new"
+        chmod 0755 "$WORK/bin/new"
+        mv "$WORK/bin/new" "$WORK/bin/resctrl-mon-hook"
+        code "$URL/metrics" --max-time 60 >"$code_file" &
+        local scrape=$!
+        wait_for "$WAIT_PROCESS" "the hung status started" test -s "$WORK/hung"
+        check "a hung status: /healthz answers" serves
+        wait "$scrape"
+        check "a hung status: the scrape gets 503 (got $(cat "$code_file"))" [ "$(cat "$code_file")" = 503 ]
+        check "a hung status: killed" hung_status_gone
+        stop_watch
+}
+
+for t in ${TESTS:-test_endpoints test_one_run_for_ten test_healthz_stale test_status_hangs_closed test_oversized \
         test_slowloris test_flood test_tls_auth test_refused test_addresses test_default_port}; do
         : >"$LOG"
         echo "== $t"
