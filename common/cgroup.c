@@ -361,6 +361,43 @@ static bool split_mount_line(char *line, struct mount_line *ret)
         return true;
 }
 
+/* <proc>/<file> (a mountinfo) read whole into *ret_text and split into
+ * *ret_lines, which point into it: both the caller's to free. 0 or -errno. */
+static int read_mount_lines(int proc_fd, const char *file, char **ret_text,
+                            struct mount_line **ret_lines, size_t *ret_n)
+{
+        _cleanup_free_ struct mount_line *lines = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0, room = 0;
+        char *save = NULL;
+        int r;
+
+        fd = openat(proc_fd, file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = read_all_fd(fd, MOUNTINFO_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (n == room) {
+                        struct mount_line *more =
+                            reallocarray(lines, room ? room * 2 : 64, sizeof(*lines));
+
+                        if (!more)
+                                return -ENOMEM;
+                        lines = more;
+                        room = room ? room * 2 : 64;
+                }
+                if (split_mount_line(line, &lines[n]))
+                        n++;
+        }
+        *ret_text = TAKE_PTR(text);
+        *ret_lines = TAKE_PTR(lines);
+        *ret_n = n;
+        return 0;
+}
+
 /* Which hierarchy a cgroup mount shows: the index in v1_controllers, -1 for
  * v2, -2 for none of those. */
 static int hierarchy_index(const struct mount_line *l)
@@ -411,10 +448,9 @@ int mountinfo_type_at(int proc_fd, pid_t pid, const char *path, char **ret_type)
 {
         _cleanup_free_ struct mount_line *lines = NULL;
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        char file[32], want[PATH_MAX], *save = NULL;
+        char file[32], want[PATH_MAX];
         const struct mount_line *m;
-        size_t len = strlen(path), n = 0, room = 0, root = SIZE_MAX;
+        size_t len = strlen(path), n = 0, root = SIZE_MAX;
         int r;
 
         while (len > 1 && path[len - 1] == '/')
@@ -424,25 +460,9 @@ int mountinfo_type_at(int proc_fd, pid_t pid, const char *path, char **ret_type)
         memcpy(want, path, len);
         want[len] = '\0';
         (void) snprintf(file, sizeof(file), "%d/mountinfo", (int) pid);
-        fd = openat(proc_fd, file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = read_all_fd(fd, MOUNTINFO_MAX, &text, NULL);
+        r = read_mount_lines(proc_fd, file, &text, &lines, &n);
         if (r < 0)
                 return r;
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                if (n == room) {
-                        struct mount_line *more =
-                            reallocarray(lines, room ? room * 2 : 64, sizeof(*lines));
-
-                        if (!more)
-                                return -ENOMEM;
-                        lines = more;
-                        room = room ? room * 2 : 64;
-                }
-                if (split_mount_line(line, &lines[n]))
-                        n++;
-        }
         /* From the bottom of what is mounted at pid's root: a mount at "/"
          * whose parent is no mount at "/" too. */
         for (size_t i = 0; i < n && root == SIZE_MAX; i++) {
@@ -620,31 +640,13 @@ int cgroup_mounts_open(int proc_fd, struct cgroup_mounts *ret)
         struct cgroup_mounts m = CGROUP_MOUNTS_INIT;
         _cleanup_free_ struct mount_line *lines = NULL;
         _cleanup_free_ char *text = NULL, *self_text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        size_t n = 0, room = 0;
+        size_t n = 0;
         bool initial_ns;
-        char *save = NULL;
         int r;
 
-        fd = openat(proc_fd, "self/mountinfo", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = read_all_fd(fd, MOUNTINFO_MAX, &text, NULL);
+        r = read_mount_lines(proc_fd, "self/mountinfo", &text, &lines, &n);
         if (r < 0)
                 return r;
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                if (n == room) {
-                        struct mount_line *more =
-                            reallocarray(lines, room ? room * 2 : 64, sizeof(*lines));
-
-                        if (!more)
-                                return -ENOMEM;
-                        lines = more;
-                        room = room ? room * 2 : 64;
-                }
-                if (split_mount_line(line, &lines[n]))
-                        n++;
-        }
         if (read_cgroup_file(proc_fd, getpid(), &self_text) < 0)
                 self_text = NULL;
         initial_ns = cgroup_in_initial_ns(proc_fd);
