@@ -116,6 +116,23 @@ static bool reading_delta(const struct group *g, const struct counter_reading *r
         return b && counter_value_sub(&rd->value, b, ret) >= 0;
 }
 
+/* Is rd's cumulative counter waiting for its baseline (baseline_pending:
+ * not readable when the group was taken, its first value to be taken at
+ * the group's next claim)? Until then it has no delta, and its raw value,
+ * then a delta near 0, would be a counter reset to Prometheus. */
+static bool baseline_pending(const struct group *g, const struct counter_reading *rd)
+{
+        char key[2 * NAME_MAX + 2];
+
+        if (rd->kind != COUNTER_CUMULATIVE)
+                return false;
+        snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (strcmp(g->pending[i], key) == 0)
+                        return true;
+        return false;
+}
+
 static struct total *total_get(struct pod_view *pv, const struct counter_reading *rd)
 {
         struct total *a;
@@ -1012,6 +1029,8 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
                 return prom_counter_error(w, labels, rd->name);
         if (rd->state != COUNTER_OK)
                 return 0; /* Unavailable, Error, Unassigned: no sample */
+        if (!final && baseline_pending(gv->g, rd))
+                return 0; /* no delta yet: no sample until its baseline is taken */
         r = prom_counter_name(final ? "resctrl_pod_final_" : "resctrl_pod_", rd->name, rd->kind,
                               rd->unit, &name);
         if (r < 0)

@@ -176,10 +176,16 @@ test_aet_late_baseline() {
                 jqe '.groups[0] | ([.baseline | keys[] | select(startswith("mon_PERF_PKG"))] == []) and .baseline_pending ==
                         ["mon_PERF_PKG_00/activity", "mon_PERF_PKG_00/core_energy", "mon_PERF_PKG_01/activity", "mon_PERF_PKG_01/core_energy"]' \
                 "$STATE/$UID1.members"
+        prom_has_sample() { # DOMAIN
+                "$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG" |
+                        grep -q "^resctrl_pod_core_energy_joules_total{pod_uid=\"$UID1\".*domain=\"$1\"} "
+        }
         reading() { jq -c --arg d "$1" '.pods[0].groups[0].counters[] | select(.domain == $d and .name == "core_energy") | [.state, .baseline, (.delta != null)]' "$j"; }
         status --json >"$j"
         check "aet: Unavailable on a package it never ran on" [ "$(reading mon_PERF_PKG_01)" = '["Unavailable",null,false]' ]
         check "aet: readable where it runs, no delta yet" [ "$(reading mon_PERF_PKG_00)" = '["ok",null,false]' ]
+        # Its raw value now, then a delta near 0, would be a counter reset.
+        check "aet: no Prometheus sample until its baseline is taken" not prom_has_sample mon_PERF_PKG_00
         gc >/dev/null
         check "aet: the first readable value becomes the baseline" \
                 jqe '.groups[0] | [.baseline | keys[] | select(startswith("mon_PERF_PKG"))] == ["mon_PERF_PKG_00/activity", "mon_PERF_PKG_00/core_energy"] and
@@ -189,6 +195,7 @@ test_aet_late_baseline() {
         check "aet: the delta starts then" \
                 jqe '[.pods[0].groups[0].counters[] | select(.domain == "mon_PERF_PKG_00" and .name == "core_energy")][0] |
                         .baseline > 0 and .delta >= 0 and (.value - .baseline - .delta | fabs) < 0.000001' "$j"
+        check "aet: a Prometheus sample once it is" prom_has_sample mon_PERF_PKG_00
         "$HOOK" --config "$CONFIG" status --prometheus 2>>"$LOG" |
                 sed -n "s/^resctrl_pod_core_energy_joules_total{pod_uid=\"$UID1\".*domain=\"mon_PERF_PKG_00\"} //p" >"$WORK/sample"
         # Read after the sample: the count since the baseline then is at least the sample.
