@@ -277,6 +277,22 @@ static int parse(struct web_load *l, const char *text, size_t len, bool *ret_loa
         if (!*ret_loaded)
                 r = load_fail(l, "line %zu: not YAML: %s", parser.problem_mark.line + 1,
                               parser.problem ? parser.problem : "cannot be parsed");
+        else {
+                /* One document: a second one (after ---) would be ignored. */
+                yaml_document_t next;
+
+                if (!yaml_parser_load(&parser, &next))
+                        r = load_fail(l, "line %zu: not YAML: %s", parser.problem_mark.line + 1,
+                                      parser.problem ? parser.problem : "cannot be parsed");
+                else {
+                        if (yaml_document_get_root_node(&next))
+                                r = load_fail(l,
+                                              "line %zu: a second YAML document; the file "
+                                              "must hold one",
+                                              next.start_mark.line + 1);
+                        yaml_document_delete(&next);
+                }
+        }
         yaml_parser_delete(&parser);
         return r;
 }
@@ -292,8 +308,8 @@ int web_config_load(const char *path, struct web_config *ret, char **reterr_why)
         *ret = (struct web_config){0};
         *reterr_why = NULL;
         (void) pthread_mutex_init(&ret->lock, NULL);
-        ret->crypt_data = calloc(1, sizeof(struct crypt_data));
-        if (!copy || !ret->crypt_data || !(l.dir = strdup(dirname(copy))))
+        (void) pthread_mutex_init(&ret->bcrypt_lock, NULL);
+        if (!copy || !(l.dir = strdup(dirname(copy))))
                 return -ENOMEM;
         r = read_whole(path, &text, &len);
         if (r < 0)
@@ -329,10 +345,8 @@ void web_config_done(struct web_config *c)
         free(c->users);
         free(c->cert_pem);
         free_secret(c->key_pem);
-        if (c->crypt_data)
-                explicit_bzero(c->crypt_data, sizeof(struct crypt_data));
-        free(c->crypt_data);
         (void) pthread_mutex_destroy(&c->lock);
+        (void) pthread_mutex_destroy(&c->bcrypt_lock);
         *c = (struct web_config){0};
 }
 
@@ -347,59 +361,82 @@ static bool equal_in_constant_time(const char *a, const char *b)
         return diff == 0;
 }
 
-/* password hashed with setting (a whole hash, whose salt it takes) equals
- * hash. Under c->lock. */
-static bool matches(struct web_config *c, const char *password, const char *hash)
+/* libcrypt's scratch space for one check, wiped after it. */
+static void crypt_data_freep(struct crypt_data **d)
 {
-        const char *out = sym_crypt_rn(password, hash, c->crypt_data, sizeof(struct crypt_data));
+        if (*d)
+                explicit_bzero(*d, sizeof(**d));
+        free(*d);
+}
+
+/* password hashed with setting (a whole hash, whose salt it takes) equals
+ * hash. */
+static bool matches(struct crypt_data *d, const char *password, const char *hash)
+{
+        const char *out = sym_crypt_rn(password, hash, d, sizeof(*d));
 
         /* libcrypt fails with a string starting with '*', never a match. */
         return out && out[0] != '*' && equal_in_constant_time(out, hash);
 }
 
+/* Whether password is the one last found right for u. */
+static bool matches_verified(struct web_config *c, struct crypt_data *d, struct web_user *u,
+                             const char *password)
+{
+        char *verified;
+        bool right;
+
+        (void) pthread_mutex_lock(&c->lock);
+        verified = u->verified ? strdup(u->verified) : NULL;
+        (void) pthread_mutex_unlock(&c->lock);
+        right = verified && matches(d, password, verified);
+        free_secret(verified);
+        return right;
+}
+
 /* Remembers password as user u's right one: a fresh salt, a cheap hash. */
-static void remember(struct web_config *c, struct web_user *u, const char *password)
+static void remember(struct web_config *c, struct crypt_data *d, struct web_user *u,
+                     const char *password)
 {
         char setting[CRYPT_GENSALT_OUTPUT_SIZE];
         const char *out;
+        char *verified = NULL;
 
-        free_secret(TAKE_PTR(u->verified));
         if (!sym_crypt_gensalt_rn(WEB_CONFIG_VERIFIED_PREFIX, WEB_CONFIG_VERIFIED_ROUNDS, NULL, 0,
                                   setting, sizeof(setting)))
                 return; /* the next check is bcrypt's again */
-        out = sym_crypt_rn(password, setting, c->crypt_data, sizeof(struct crypt_data));
+        out = sym_crypt_rn(password, setting, d, sizeof(*d));
         if (out && out[0] != '*')
-                u->verified = strdup(out);
-}
-
-static int check_locked(struct web_config *c, const char *user, const char *password)
-{
-        struct web_user *u = NULL;
-
-        for (size_t i = 0; i < c->n_users; i++)
-                if (strcmp(c->users[i].name, user) == 0)
-                        u = &c->users[i];
-        if (!u) {
-                /* As long as a wrong password: who is a user is not told by time. */
-                if (c->n_users > 0)
-                        (void) matches(c, password, c->users[0].hash);
-                return 0;
-        }
-        if (u->verified && matches(c, password, u->verified))
-                return 1;
-        if (!matches(c, password, u->hash))
-                return 0;
-        remember(c, u, password);
-        return 1;
+                verified = strdup(out);
+        (void) pthread_mutex_lock(&c->lock);
+        free_secret(u->verified);
+        u->verified = verified;
+        (void) pthread_mutex_unlock(&c->lock);
 }
 
 int web_config_check(struct web_config *c, const char *user, const char *password)
 {
-        int r;
+        _cleanup_(crypt_data_freep) struct crypt_data *d = calloc(1, sizeof(*d));
+        struct web_user *u = NULL;
+        bool right;
 
-        if (pthread_mutex_lock(&c->lock) != 0)
-                return -EDEADLK;
-        r = check_locked(c, user, password);
-        (void) pthread_mutex_unlock(&c->lock);
-        return r;
+        if (!d)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_users; i++)
+                if (strcmp(c->users[i].name, user) == 0)
+                        u = &c->users[i];
+        /* A remembered password never waits for the bcrypt checks of
+         * others (clients that guess, say). */
+        if (u && matches_verified(c, d, u, password))
+                return 1;
+        if (c->n_users == 0)
+                return 0;
+        /* An unknown user costs a bcrypt check too: who is a user is not
+         * told by time. */
+        (void) pthread_mutex_lock(&c->bcrypt_lock);
+        right = matches(d, password, u ? u->hash : c->users[0].hash) && u;
+        (void) pthread_mutex_unlock(&c->bcrypt_lock);
+        if (right)
+                remember(c, d, u, password);
+        return right;
 }

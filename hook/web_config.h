@@ -33,10 +33,11 @@ struct web_config {
         char *key_pem;
         struct web_user *users; /* none: no authentication */
         size_t n_users;
-        /* One check at a time: bcrypt costs tens of milliseconds of CPU by
-         * design, and clients that guess passwords get one core at most. */
-        pthread_mutex_t lock;
-        void *crypt_data; /* libcrypt's scratch space (struct crypt_data), under lock */
+        pthread_mutex_t lock; /* users' verified */
+        /* One bcrypt check at a time: it costs tens of milliseconds of CPU
+         * by design, and clients that guess passwords get one core at most
+         * (at watch's HTTP server's low priority). */
+        pthread_mutex_t bcrypt_lock;
 };
 
 /* Reads the web config at path into *ret, which web_config_done frees
@@ -50,6 +51,7 @@ void web_config_done(struct web_config *c);
 /* Whether user's password is the one the file's hash says, compared in
  * constant time; an unknown user costs the same as a known one. A right
  * password is remembered as a salted SHA-256-crypt digest (a millisecond
- * to check, where bcrypt takes tens), as exporter-toolkit caches it.
+ * to check, where bcrypt takes tens), as exporter-toolkit caches it, and
+ * checked without waiting for the bcrypt checks of others.
  * Thread-safe. 1 right, 0 wrong, -errno. */
 int web_config_check(struct web_config *c, const char *user, const char *password);

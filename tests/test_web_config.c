@@ -115,6 +115,23 @@ START_TEST(test_passwords)
 }
 END_TEST
 
+/* A remembered password is checked while another check holds bcrypt's
+ * turn (as a client guessing passwords would): it does not wait for it. */
+START_TEST(test_remembered_beside_bcrypt)
+{
+        struct web_config c;
+        char *why = NULL;
+
+        setup("basic_auth_users:\n  prometheus: " HASH_SECRET "\n");
+        ck_assert_int_eq(load(&c, &why), 0);
+        ck_assert_int_eq(web_config_check(&c, "prometheus", "secret"), 1);
+        ck_assert_int_eq(pthread_mutex_lock(&c.bcrypt_lock), 0);
+        ck_assert_int_eq(web_config_check(&c, "prometheus", "secret"), 1);
+        ck_assert_int_eq(pthread_mutex_unlock(&c.bcrypt_lock), 0);
+        web_config_done(&c);
+}
+END_TEST
+
 /* Each refused file, and what its one line must name. */
 static const struct {
         const char *text;
@@ -157,6 +174,10 @@ static const struct {
     {"basic_auth_users: [a]\n", "basic_auth_users is not a mapping"},
     {"- tls_server_config\n", "not a mapping"},
     {"tls_server_config: {cert_file: [\n", "not YAML"},
+    /* One document: what would follow is not ignored. */
+    {"basic_auth_users:\n  a: " HASH_SECRET "\n---\nbasic_auth_users:\n  b: " HASH_SECRET "\n",
+     "line 3: a second YAML document"},
+    {"basic_auth_users:\n  a: " HASH_SECRET "\n---\n[\n", "not YAML"},
 };
 
 START_TEST(test_bad)
@@ -198,6 +219,7 @@ static Suite *web_config_suite(void)
         tcase_add_test(tc, test_valid);
         tcase_add_test(tc, test_empty);
         tcase_add_test(tc, test_passwords);
+        tcase_add_test(tc, test_remembered_beside_bcrypt);
         tcase_add_loop_test(tc, test_bad, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_missing_file);
         suite_add_tcase(s, tc);
