@@ -22,6 +22,7 @@ HTTP_LIBS_DEFINE(MHD_destroy_response);
 HTTP_LIBS_DEFINE(MHD_basic_auth_get_username_password);
 HTTP_LIBS_DEFINE(MHD_queue_basic_auth_fail_response);
 HTTP_LIBS_DEFINE(MHD_free);
+HTTP_LIBS_DEFINE(MHD_lookup_connection_value);
 HTTP_LIBS_DEFINE(crypt_rn);
 HTTP_LIBS_DEFINE(crypt_checksalt);
 HTTP_LIBS_DEFINE(crypt_gensalt_rn);
@@ -84,6 +85,7 @@ int http_libs_load(char **reterr_why)
             HTTP_SYM(MHD_basic_auth_get_username_password),
             HTTP_SYM(MHD_queue_basic_auth_fail_response),
             HTTP_SYM(MHD_free),
+            HTTP_SYM(MHD_lookup_connection_value),
         };
         static const struct http_sym crypt[] = {
             HTTP_SYM(crypt_rn),

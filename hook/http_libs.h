@@ -26,6 +26,7 @@ HTTP_LIBS_SYM(MHD_destroy_response);
 HTTP_LIBS_SYM(MHD_basic_auth_get_username_password);
 HTTP_LIBS_SYM(MHD_queue_basic_auth_fail_response);
 HTTP_LIBS_SYM(MHD_free);
+HTTP_LIBS_SYM(MHD_lookup_connection_value);
 HTTP_LIBS_SYM(crypt_rn);
 HTTP_LIBS_SYM(crypt_checksalt);
 HTTP_LIBS_SYM(crypt_gensalt_rn);

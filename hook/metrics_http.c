@@ -2,10 +2,21 @@
 /* The HTTP server of watch --metrics-listen.
  *
  * Threads: libmicrohttpd's listening thread and one thread per connection
- * (at most METRICS_HTTP_CONNECTIONS), plus the reaper below; watch's loop
- * only stores the time of each pass's end (an atomic), so nothing a client
- * does can hold it up. A connection thread may block: on the run of status
- * for /metrics, or on a bcrypt check, neither of which stops /healthz.
+ * (at most METRICS_HTTP_CONNECTIONS), the reaper and the refresher below;
+ * watch's loop only stores the time of each pass's end (an atomic), so
+ * nothing a client does can hold it up. Every one of these threads, and
+ * every run of status, works at nice METRICS_HTTP_NICE: the CPU that
+ * clients cost (TLS handshakes, bcrypt, status's reads) yields to watch's
+ * joins and to the hooks that runtimes run. A connection thread may block,
+ * on a bcrypt check or waiting for status's output, neither of which stops
+ * /healthz.
+ *
+ * Clients from elsewhere than this node hold at most
+ * METRICS_HTTP_REMOTE_CONNECTIONS connections; the rest are kept for the
+ * node's own (kubelet's liveness probe among them), so that no flood from
+ * the network makes kubelet restart a working watch. A node's own client
+ * gets /healthz without a password: it is what the probe asks, which then
+ * carries no secret in the DaemonSet's spec.
  *
  * /metrics is what `status --prometheus` prints, from a child process
  * (this binary's status --prometheus, with watch's --config), not from
@@ -17,7 +28,13 @@
  * scrape delays a createRuntime by one such hold at most. A run costs what
  * status costs (a fork and exec, about 150 ms at 100 pods); its output is
  * kept for METRICS_CACHE_USEC, and scrapes that come while it runs wait for
- * it: ten scrapers at once cost one run.
+ * it: ten scrapers at once cost one run. The refresher thread makes the
+ * runs; a scrape waits for one at most until shortly before the timeout
+ * Prometheus gives it (X-Prometheus-Scrape-Timeout-Seconds), then gets the
+ * last run's output, if it ended within METRICS_STALE_USEC, rather than
+ * nothing: on a node where status takes longer than the scrape's timeout
+ * each scrape gets the previous run's numbers, not an error. The body ends
+ * with resctrl_metrics_timestamp_seconds, when its run began.
  *
  * Bounds: libmicrohttpd's connection limits, its per-connection memory
  * (which bounds a request's line and headers: 431 or 414 past it) and its
@@ -29,11 +46,14 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,8 +72,12 @@
 #include "web_config.h"
 
 #define METRICS_HTTP_CONNECTIONS 32u
+/* Of them, what clients from elsewhere than this node may hold (see the top). */
+#define METRICS_HTTP_REMOTE_CONNECTIONS 24u
 /* Prometheus scrapes over one connection a target; a probe adds one. */
 #define METRICS_HTTP_CONNECTIONS_PER_IP 8u
+/* The server's threads' and status's runs' nice value (see the top). */
+#define METRICS_HTTP_NICE 10
 /* libmicrohttpd's: a connection silent this long is closed. */
 #define METRICS_HTTP_IDLE_SEC 10u
 /* A connection's pool, where a request's line and headers must fit with
@@ -67,6 +91,12 @@
 #define METRICS_CACHE_USEC (2 * 1000000LL)
 /* A run of status that takes longer is killed, and the scrape gets 503. */
 #define METRICS_STATUS_USEC (10 * 1000000LL)
+/* The output of a run that ended longer ago is never served (see the top). */
+#define METRICS_STALE_USEC (300 * 1000000LL)
+/* A scrape's answer goes this long before Prometheus' timeout for it. */
+#define METRICS_SCRAPE_MARGIN_USEC (1000000LL)
+#define METRICS_TIMEOUT_HEADER "X-Prometheus-Scrape-Timeout-Seconds"
+#define METRICS_TIMESTAMP "resctrl_metrics_timestamp_seconds"
 /* status's output, at most (a 1,000-pod node prints about 3 MiB). */
 #define METRICS_BODY_MAX ((size_t) 32 << 20)
 /* /healthz: 503 once the last pass ended more than 2 x interval + this ago. */
@@ -96,6 +126,7 @@
 struct metrics_conn {
         struct metrics_conn *prev, *next;
         int fd;
+        bool local;       /* from this node; set before its thread starts */
         int64_t deadline; /* now_usec(); INT64_MAX once shut down */
 };
 
@@ -111,23 +142,30 @@ struct metrics_http {
         char *exe; /* this binary, by name: status's runs run it */
         char *config_path;
         _Atomic int64_t pass_ended; /* now_usec() */
-        pthread_t reaper;
+        pthread_t reaper, refresher;
 
         pthread_mutex_t lock; /* all below */
         pthread_cond_t reaper_wake;
+        pthread_cond_t refresh_wake;
         pthread_cond_t computed;
         struct metrics_conn *conns;
+        unsigned remote_conns;
+        bool accepting_local; /* on_accept's last finding, for on_connection */
         /* The last run of status: its body (NULL when it failed, with why). */
         struct metrics_body *body;
-        int64_t computed_at; /* 0: none yet */
+        int64_t computed_at; /* now_usec() at its end; 0: none yet */
         int64_t logged_at;
+        int run_pidfd; /* the run of status going on; -EBADF */
+        int listen_fd; /* until the daemon takes it */
+        int start_r;   /* start_threads' */
 
         struct web_config web;
         unsigned interval;
         bool auth;
         bool stopping;
-        bool reaper_started;
+        bool reaper_started, refresher_started;
         bool computing;
+        bool refresh_wanted;
         atomic_bool starting; /* in start_daemon: its first complaint is kept */
         char why[METRICS_WHY_MAX];
         char start_error[METRICS_WHY_MAX];
@@ -270,12 +308,32 @@ struct status_run {
         size_t err_len;
 };
 
+/* Appends n bytes to the body: 0, -EFBIG past METRICS_BODY_MAX, -ENOMEM. */
+static int body_append(struct status_run *s, const char *data, size_t n)
+{
+        if (s->body->len + n > METRICS_BODY_MAX)
+                return -EFBIG;
+        if (s->body->len + n > s->cap) {
+                size_t cap = s->cap * 2 > s->body->len + n ? s->cap * 2 : s->body->len + n;
+                struct metrics_body *b = realloc(s->body, sizeof(*b) + cap);
+
+                if (!b)
+                        return -ENOMEM;
+                s->body = b;
+                s->cap = cap;
+        }
+        memcpy(s->body->data + s->body->len, data, n);
+        s->body->len += n;
+        return 0;
+}
+
 /* Appends what fd has to the body (out) or to err; 0 at EOF, 1 for more,
  * -EFBIG past METRICS_BODY_MAX, -errno. */
 static int read_some(struct status_run *s, int fd, bool out)
 {
         char chunk[65536];
         ssize_t n = read(fd, chunk, sizeof(chunk));
+        int r;
 
         if (n < 0)
                 return errno == EINTR || errno == EAGAIN ? 1 : -errno;
@@ -290,21 +348,22 @@ static int read_some(struct status_run *s, int fd, bool out)
                 s->err_len += take;
                 return 1;
         }
-        if (s->body->len + (size_t) n > METRICS_BODY_MAX)
-                return -EFBIG;
-        if (s->body->len + (size_t) n > s->cap) {
-                size_t cap =
-                    s->cap * 2 > s->body->len + (size_t) n ? s->cap * 2 : s->body->len + (size_t) n;
-                struct metrics_body *b = realloc(s->body, sizeof(*b) + cap);
+        r = body_append(s, chunk, (size_t) n);
+        return r < 0 ? r : 1;
+}
 
-                if (!b)
-                        return -ENOMEM;
-                s->body = b;
-                s->cap = cap;
-        }
-        memcpy(s->body->data + s->body->len, chunk, (size_t) n);
-        s->body->len += (size_t) n;
-        return 1;
+/* Ends the body with when its run began: a scrape may get a run's output
+ * that is older than the scrape (see the top). */
+static int append_timestamp(struct status_run *s, const struct timespec *began)
+{
+        char text[256];
+        int n = snprintf(text, sizeof(text),
+                         "# HELP " METRICS_TIMESTAMP " When the run of status that made this "
+                         "output began (Unix time).\n"
+                         "# TYPE " METRICS_TIMESTAMP " gauge\n" METRICS_TIMESTAMP " %lld.%03ld\n",
+                         (long long) began->tv_sec, began->tv_nsec / 1000000);
+
+        return n < 0 || (size_t) n >= sizeof(text) ? -EIO : body_append(s, text, (size_t) n);
 }
 
 /* Reads the child's stdout and stderr to their ends, by the deadline. */
@@ -399,6 +458,10 @@ static int spawn_status(const struct metrics_http *h, pid_t *ret_pid, int *ret_o
                 r = posix_spawn_file_actions_adddup2(&fa, out_w, STDOUT_FILENO);
         if (r == 0)
                 r = posix_spawn_file_actions_adddup2(&fa, err_w, STDERR_FILENO);
+        /* Nothing else of watch's: no descriptor it inherited without
+         * O_CLOEXEC reaches status. */
+        if (r == 0)
+                r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
         if (r == 0)
                 r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
         if (r == 0)
@@ -434,42 +497,64 @@ static int judge(int wstatus, const struct status_run *s, char why[static METRIC
         return -EIO;
 }
 
-/* Reaps the child by deadline, killing it there whatever its pipes did: one
- * that closed them and hangs (its exit waiting on a FUSE resctrl that does
- * not answer, a binary swapped under watch) never holds the server past
- * the bound. 0, or -ETIMEDOUT when it was killed. */
-static int reap_by(pid_t pid, int64_t deadline, int *ret_status)
+/* Waits for the child's end by deadline, killing it there whatever its
+ * pipes did: one that closed them and hangs (its exit waiting on a FUSE
+ * resctrl that does not answer, a binary swapped under watch) never holds
+ * the server past the bound. The child is left unreaped, so that its pid
+ * still names it. 0, or -ETIMEDOUT when it was killed. */
+static int exited_by(pid_t pid, int64_t deadline)
 {
-        for (;;) {
-                pid_t r = waitpid(pid, ret_status, WNOHANG);
+        siginfo_t info;
 
-                if (r == pid || (r < 0 && errno != EINTR))
+        for (;;) {
+                info.si_pid = 0;
+                if (waitid(P_PID, (id_t) pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0
+                        ? info.si_pid == pid
+                        : errno != EINTR)
                         return 0;
                 if (now_usec() >= deadline) {
                         (void) kill(pid, SIGKILL);
-                        while (waitpid(pid, ret_status, 0) < 0 && errno == EINTR)
-                                ;
                         return -ETIMEDOUT;
                 }
                 (void) nanosleep(&(struct timespec){.tv_nsec = 10L * 1000 * 1000}, NULL);
         }
 }
 
+/* The run going on, for metrics_http_stop to kill: under h->lock. A run
+ * that starts once the server stops is killed at once. */
+static void run_started(struct metrics_http *h, int pidfd)
+{
+        (void) pthread_mutex_lock(&h->lock);
+        h->run_pidfd = pidfd;
+        if (h->stopping)
+                (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+        (void) pthread_mutex_unlock(&h->lock);
+}
+
+static void run_ended(struct metrics_http *h)
+{
+        (void) pthread_mutex_lock(&h->lock);
+        h->run_pidfd = -EBADF;
+        (void) pthread_mutex_unlock(&h->lock);
+}
+
 /* One run of status --prometheus: 0 with *ret (one reference), or -errno
  * with why. */
-static int run_status(const struct metrics_http *h, struct metrics_body **ret,
+static int run_status(struct metrics_http *h, struct metrics_body **ret,
                       char why[static METRICS_WHY_MAX])
 {
         struct status_run s = {.cap = 65536};
-        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF;
+        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF, pidfd = -EBADF;
         int wstatus = 0, r;
+        struct timespec began;
         int64_t deadline;
-        pid_t pid;
+        pid_t pid = 0;
 
         s.body = malloc(sizeof(*s.body) + s.cap);
         if (!s.body)
                 return -ENOMEM;
         *s.body = (struct metrics_body){.refs = 1};
+        (void) clock_gettime(CLOCK_REALTIME, &began);
         r = spawn_status(h, &pid, &out_fd, &err_fd);
         if (r < 0) {
                 free(s.body);
@@ -477,14 +562,19 @@ static int run_status(const struct metrics_http *h, struct metrics_body **ret,
                                 strerror(-r));
                 return r;
         }
+        /* The child is not reaped before run_ended: its pid names it. */
+        pidfd = pidfd_open(pid, 0);
+        if (pidfd >= 0)
+                run_started(h, pidfd);
         deadline = now_usec() + METRICS_STATUS_USEC;
         r = collect(&s, out_fd, err_fd, deadline);
-        if (r < 0) {
+        if (r < 0)
                 (void) kill(pid, SIGKILL);
-                while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-                        ;
-        } else
-                r = reap_by(pid, deadline, &wstatus);
+        else
+                r = exited_by(pid, deadline);
+        run_ended(h);
+        while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+                ;
         if (r == -ETIMEDOUT)
                 (void) snprintf(why, METRICS_WHY_MAX,
                                 "status --prometheus did not finish within %lld s, killed",
@@ -498,6 +588,8 @@ static int run_status(const struct metrics_http *h, struct metrics_body **ret,
                                 strerror(-r));
         else
                 r = judge(wstatus, &s, why);
+        if (r == 0)
+                r = append_timestamp(&s, &began);
         if (r < 0) {
                 free(s.body);
                 return r;
@@ -505,28 +597,18 @@ static int run_status(const struct metrics_http *h, struct metrics_body **ret,
         *ret = s.body;
         return 0;
 }
-
 static bool fresh(const struct metrics_http *h, int64_t now)
 {
         return h->computed_at != 0 && now - h->computed_at < METRICS_CACHE_USEC;
 }
 
-/* Runs status and keeps what it gave; wakes those who wait for it. */
-static void compute(struct metrics_http *h)
+/* Keeps a run's result, wakes those who wait for it. Under h->lock. */
+static void keep(struct metrics_http *h, struct metrics_body *b, int r, const char *why)
 {
-        struct metrics_body *b = NULL;
-        char why[METRICS_WHY_MAX] = "";
-        int r;
-
-        h->computing = true;
-        (void) pthread_mutex_unlock(&h->lock);
-        r = run_status(h, &b, why);
-        (void) pthread_mutex_lock(&h->lock);
         body_unref(h->body);
         h->body = r < 0 ? NULL : b;
         (void) snprintf(h->why, sizeof(h->why), "%s", why);
         h->computed_at = now_usec();
-        h->computing = false;
         (void) pthread_cond_broadcast(&h->computed);
         if (r < 0 && h->computed_at - h->logged_at >= METRICS_LOG_EVERY_USEC) {
                 h->logged_at = h->computed_at;
@@ -534,27 +616,95 @@ static void compute(struct metrics_http *h)
         }
 }
 
-/* The body of /metrics: the last run's if fresh, else a new run's (one at
- * a time: the others wait for it). A reference, or NULL with why. */
-static struct metrics_body *metrics_body(struct metrics_http *h, char why[static METRICS_WHY_MAX])
+/* The refresher: one run of status each time a scrape asks for one. */
+static void *refresher_main(void *arg)
 {
-        struct metrics_body *b;
+        struct metrics_http *h = arg;
 
         (void) pthread_mutex_lock(&h->lock);
-        while (!fresh(h, now_usec()) && h->computing)
-                (void) pthread_cond_wait(&h->computed, &h->lock);
-        if (!fresh(h, now_usec()))
-                compute(h);
-        b = h->body ? body_ref(h->body) : NULL;
-        (void) snprintf(why, METRICS_WHY_MAX, "%s", h->why);
+        while (!h->stopping) {
+                struct metrics_body *b = NULL;
+                char why[METRICS_WHY_MAX] = "";
+                int r;
+
+                if (!h->refresh_wanted) {
+                        (void) pthread_cond_wait(&h->refresh_wake, &h->lock);
+                        continue;
+                }
+                h->refresh_wanted = false;
+                h->computing = true;
+                (void) pthread_mutex_unlock(&h->lock);
+                r = run_status(h, &b, why);
+                (void) pthread_mutex_lock(&h->lock);
+                h->computing = false;
+                keep(h, b, r, why);
+        }
+        (void) pthread_mutex_unlock(&h->lock);
+        return NULL;
+}
+
+/* The body of /metrics (a reference), or NULL with why: the last run's
+ * while fresh; else a new run's, waited for until deadline; past it, the
+ * last run's if it did not fail and ended within METRICS_STALE_USEC. */
+static struct metrics_body *metrics_body(struct metrics_http *h, int64_t deadline,
+                                         char why[static METRICS_WHY_MAX])
+{
+        struct metrics_body *b = NULL;
+        int64_t now;
+
+        (void) pthread_mutex_lock(&h->lock);
+        for (;;) {
+                now = now_usec();
+                if (fresh(h, now) || h->stopping)
+                        break;
+                if (!h->computing && !h->refresh_wanted) {
+                        h->refresh_wanted = true;
+                        (void) pthread_cond_signal(&h->refresh_wake);
+                }
+                if (now >= deadline)
+                        break;
+                /* now_usec() is CLOCK_MONOTONIC, the condition's clock. */
+                (void) pthread_cond_timedwait(
+                    &h->computed, &h->lock,
+                    &(struct timespec){.tv_sec = deadline / 1000000,
+                                       .tv_nsec = (deadline % 1000000) * 1000});
+        }
+        if (h->body && now - h->computed_at < METRICS_STALE_USEC)
+                b = body_ref(h->body);
+        else if (h->computed_at != 0 && !h->body)
+                (void) snprintf(why, METRICS_WHY_MAX, "%s", h->why);
+        else
+                (void) snprintf(why, METRICS_WHY_MAX, "%s",
+                                h->stopping ? "watch is stopping"
+                                            : "status --prometheus has not finished in time");
         (void) pthread_mutex_unlock(&h->lock);
         return b;
+}
+
+/* Until when a scrape may wait for a run of status: shortly before the
+ * timeout Prometheus says it has, and at most a run's bound. */
+static int64_t scrape_deadline(struct MHD_Connection *c)
+{
+        const char *v = sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, METRICS_TIMEOUT_HEADER);
+        int64_t wait = METRICS_STATUS_USEC, now = now_usec();
+        char *end;
+        double t;
+
+        if (v) {
+                errno = 0;
+                t = strtod(v, &end);
+                if (errno == 0 && end != v && *end == '\0' && t > 0 && t < 3600)
+                        wait = (int64_t) (t * 1e6) - METRICS_SCRAPE_MARGIN_USEC;
+        }
+        if (wait > METRICS_STATUS_USEC)
+                wait = METRICS_STATUS_USEC;
+        return now + (wait > 0 ? wait : 0);
 }
 
 static enum MHD_Result serve_metrics(struct metrics_http *h, struct MHD_Connection *c)
 {
         char why[METRICS_WHY_MAX], text[METRICS_WHY_MAX + 1];
-        struct metrics_body *b = metrics_body(h, why);
+        struct metrics_body *b = metrics_body(h, scrape_deadline(c), why);
         struct MHD_Response *r;
 
         if (!b) {
@@ -598,13 +748,20 @@ static bool authorized(struct metrics_http *h, struct MHD_Connection *c)
         return ok;
 }
 
+/* Ours of c: NULL when on_connection could not make it. */
+static struct metrics_conn *conn_of(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *i =
+            sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return i ? i->socket_context : NULL;
+}
+
 /* The request's line and headers are in: the reaper gives the exchange
  * METRICS_HTTP_EXCHANGE_USEC from now. */
 static void request_in(struct metrics_http *h, struct MHD_Connection *c)
 {
-        const union MHD_ConnectionInfo *i =
-            sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        struct metrics_conn *mc = i ? i->socket_context : NULL;
+        struct metrics_conn *mc = conn_of(c);
 
         if (!mc)
                 return;
@@ -619,6 +776,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_data_size, void **req_cls)
 {
         struct metrics_http *h = cls;
+        const struct metrics_conn *mc;
 
         (void) version; /* libmicrohttpd answers what it does not speak */
         (void) upload_data;
@@ -639,7 +797,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *upload_data_size = 0;
                 return MHD_YES;
         }
-        if (h->auth && !authorized(h, c)) {
+        mc = conn_of(c);
+        /* The node's own /healthz needs no password (see the top). */
+        if (h->auth && !(mc && mc->local && strcmp(url, "/healthz") == 0) && !authorized(h, c)) {
                 struct MHD_Response *r = text_response("unauthorized\n");
                 enum MHD_Result q;
 
@@ -661,6 +821,79 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return respond(c, MHD_HTTP_NOT_FOUND, "not found: see /\n");
 }
 
+/* ---- this node's own clients ---- */
+
+/* a as an IPv4 address into v4 when it is one, or an IPv4-mapped IPv6
+ * address (what a socket of every address sees of an IPv4 client); a
+ * itself otherwise. */
+static const struct sockaddr *unmapped(const struct sockaddr *a, struct sockaddr_in *v4)
+{
+        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *) a;
+
+        if (a->sa_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+                return a;
+        *v4 = (struct sockaddr_in){.sin_family = AF_INET};
+        memcpy(&v4->sin_addr, &a6->sin6_addr.s6_addr[12], sizeof(v4->sin_addr));
+        return (const struct sockaddr *) v4;
+}
+
+/* a and b the same IPv4 or IPv6 address, ports aside. */
+static bool same_address(const struct sockaddr *a, const struct sockaddr *b)
+{
+        if (a->sa_family != b->sa_family)
+                return false;
+        if (a->sa_family == AF_INET)
+                return ((const struct sockaddr_in *) a)->sin_addr.s_addr ==
+                       ((const struct sockaddr_in *) b)->sin_addr.s_addr;
+        return a->sa_family == AF_INET6 &&
+               IN6_ARE_ADDR_EQUAL(&((const struct sockaddr_in6 *) a)->sin6_addr,
+                                  &((const struct sockaddr_in6 *) b)->sin6_addr);
+}
+
+/* Whether a client at addr runs on this node: from a loopback address or
+ * from one of the node's own (a connection to the node's address comes
+ * from it; TCP's handshake rules out a forged one). Elsewhere when the
+ * node's addresses cannot be listed. */
+static bool client_is_local(const struct sockaddr *addr, socklen_t len)
+{
+        struct sockaddr_in v4;
+        const struct sockaddr *a;
+        struct ifaddrs *ifs;
+        bool local = false;
+
+        if (len < sizeof(struct sockaddr_in) ||
+            (addr->sa_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
+                return false;
+        a = unmapped(addr, &v4);
+        if (a->sa_family == AF_INET)
+                local = (ntohl(((const struct sockaddr_in *) a)->sin_addr.s_addr) >> 24) == 127;
+        else if (a->sa_family == AF_INET6)
+                local = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *) a)->sin6_addr);
+        if (local || getifaddrs(&ifs) < 0)
+                return local;
+        for (const struct ifaddrs *i = ifs; i && !local; i = i->ifa_next)
+                local = i->ifa_addr && same_address(a, i->ifa_addr);
+        freeifaddrs(ifs);
+        return local;
+}
+
+/* libmicrohttpd's accept policy, in its listening thread: a client from
+ * elsewhere is refused once METRICS_HTTP_REMOTE_CONNECTIONS such are open.
+ * What it found is for on_connection's start of this connection, which the
+ * same thread calls next (for a connection that libmicrohttpd still drops,
+ * the next call here finds anew). */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+        struct metrics_http *h = cls;
+        bool local = client_is_local(addr, len), ok;
+
+        (void) pthread_mutex_lock(&h->lock);
+        h->accepting_local = local;
+        ok = local || h->remote_conns < METRICS_HTTP_REMOTE_CONNECTIONS;
+        (void) pthread_mutex_unlock(&h->lock);
+        return ok ? MHD_YES : MHD_NO;
+}
+
 /* ---- connections and the reaper ---- */
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -678,6 +911,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                         return;
                 mc->fd = i->connect_fd;
                 (void) pthread_mutex_lock(&h->lock);
+                mc->local = h->accepting_local;
+                if (!mc->local)
+                        h->remote_conns++;
                 mc->deadline = now_usec() + METRICS_HTTP_REQUEST_USEC;
                 mc->next = h->conns;
                 if (h->conns)
@@ -693,6 +929,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (!mc)
                 return;
         (void) pthread_mutex_lock(&h->lock);
+        if (!mc->local)
+                h->remote_conns--;
         if (mc->prev)
                 mc->prev->next = mc->next;
         else
@@ -710,9 +948,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
         struct metrics_http *h = cls;
-        const union MHD_ConnectionInfo *i =
-            sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        struct metrics_conn *mc = i ? i->socket_context : NULL;
+        struct metrics_conn *mc = conn_of(c);
 
         (void) toe; /* whatever ended it, the next request has its time */
         *req_cls = NULL;
@@ -802,7 +1038,7 @@ static struct MHD_Daemon *start_daemon(struct metrics_http *h, int fd)
         /* The logger first: libmicrohttpd's messages about the options
          * after it come to it. */
         return sym_MHD_start_daemon(
-            flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
+            flags, 0, on_accept, h, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
             MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
             METRICS_HTTP_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
@@ -823,7 +1059,9 @@ static int init_sync(struct metrics_http *h)
         if (r == 0)
                 r = pthread_cond_init(&h->reaper_wake, &ca);
         if (r == 0)
-                r = pthread_cond_init(&h->computed, NULL);
+                r = pthread_cond_init(&h->computed, &ca);
+        if (r == 0)
+                r = pthread_cond_init(&h->refresh_wake, NULL);
         if (r == 0)
                 r = pthread_mutex_init(&h->lock, NULL);
         (void) pthread_condattr_destroy(&ca);
@@ -860,11 +1098,41 @@ static int load(const struct metrics_http_options *o, struct metrics_http *h)
         return 0;
 }
 
+/* The reaper, the refresher and the daemon (on h->listen_fd), from a
+ * thread at nice METRICS_HTTP_NICE, whose threads, theirs and their
+ * children inherit it. h->start_r: 0 (the daemon may still have failed),
+ * or -errno. */
+static void *start_threads(void *arg)
+{
+        struct metrics_http *h = arg;
+        int r;
+
+        if (setpriority(PRIO_PROCESS, (id_t) gettid(), METRICS_HTTP_NICE) < 0)
+                log_debug("cannot lower the HTTP server's priority: %m");
+        r = pthread_create(&h->reaper, NULL, reaper_main, h);
+        if (r == 0) {
+                h->reaper_started = true;
+                r = pthread_create(&h->refresher, NULL, refresher_main, h);
+        }
+        if (r != 0) {
+                h->start_r = -r;
+                return NULL;
+        }
+        h->refresher_started = true;
+        /* The daemon's from now on, failing or not: it closes it (but for
+         * a failure before it takes it, in a process about to exit). */
+        h->starting = true;
+        h->daemon = start_daemon(h, TAKE_FD(h->listen_fd));
+        h->starting = false;
+        return NULL;
+}
+
 /* The server up on o->listen; logged when it cannot be. */
 static int serve(const struct metrics_http_options *o, struct metrics_http *h)
 {
         _cleanup_close_ int fd = -EBADF;
         struct metrics_http_addr a;
+        pthread_t starter;
         int r;
 
         if (metrics_http_parse_listen(o->listen, &a) < 0) {
@@ -876,15 +1144,13 @@ static int serve(const struct metrics_http_options *o, struct metrics_http *h)
         r = open_listener(&a, &fd);
         if (r < 0)
                 return log_error_errno(r, "--metrics-listen '%s': cannot listen", o->listen);
-        r = pthread_create(&h->reaper, NULL, reaper_main, h);
-        if (r != 0)
-                return log_error_errno(-r, "cannot start the HTTP server's reaper thread");
-        h->reaper_started = true;
-        /* The daemon's from now on, failing or not: it closes it (but for
-         * a failure before it takes it, in a process about to exit). */
-        h->starting = true;
-        h->daemon = start_daemon(h, TAKE_FD(fd));
-        h->starting = false;
+        h->listen_fd = TAKE_FD(fd);
+        r = pthread_create(&starter, NULL, start_threads, h);
+        if (r == 0)
+                r = pthread_join(starter, NULL);
+        if (r != 0 || h->start_r < 0)
+                return log_error_errno(r != 0 ? -r : h->start_r,
+                                       "cannot start the HTTP server's threads");
         if (!h->daemon) {
                 log_error("--metrics-listen '%s': cannot serve: %s", o->listen,
                           h->start_error[0] ? h->start_error : "libmicrohttpd failed");
@@ -901,6 +1167,7 @@ int metrics_http_start(const struct metrics_http_options *o, struct metrics_http
         if (!h)
                 return log_error_errno(-ENOMEM, "out of memory");
         h->interval = o->interval;
+        h->run_pidfd = h->listen_fd = -EBADF;
         atomic_store(&h->pass_ended, now_usec()); /* the first pass has its time too */
         /* By the name /proc/self/exe gives now rather than that link at
          * each run: under valgrind the link is valgrind's own binary, and
@@ -941,23 +1208,31 @@ void metrics_http_stop(struct metrics_http *h)
 {
         if (!h)
                 return;
-        /* First the daemon: its connections close, each removed from the
-         * list, and no thread of its runs after this. Then the reaper. */
+        /* Every thread that waits told, the run of status killed; then
+         * the daemon: its connections close, each removed from the list,
+         * and no thread of its runs after this. Then ours. */
+        (void) pthread_mutex_lock(&h->lock);
+        h->stopping = true;
+        (void) pthread_cond_broadcast(&h->computed);
+        (void) pthread_cond_signal(&h->reaper_wake);
+        (void) pthread_cond_signal(&h->refresh_wake);
+        if (h->run_pidfd >= 0)
+                (void) pidfd_send_signal(h->run_pidfd, SIGKILL, NULL, 0);
+        (void) pthread_mutex_unlock(&h->lock);
         if (h->daemon)
                 sym_MHD_stop_daemon(h->daemon);
-        if (h->reaper_started) {
-                (void) pthread_mutex_lock(&h->lock);
-                h->stopping = true;
-                (void) pthread_cond_signal(&h->reaper_wake);
-                (void) pthread_mutex_unlock(&h->lock);
+        if (h->reaper_started)
                 (void) pthread_join(h->reaper, NULL);
-        }
+        if (h->refresher_started)
+                (void) pthread_join(h->refresher, NULL);
+        safe_close(h->listen_fd);
         body_unref(h->body);
         web_config_done(&h->web);
         free(h->config_path);
         free(h->exe);
         (void) pthread_cond_destroy(&h->reaper_wake);
         (void) pthread_cond_destroy(&h->computed);
+        (void) pthread_cond_destroy(&h->refresh_wake);
         (void) pthread_mutex_destroy(&h->lock);
         free(h);
 }

@@ -1,9 +1,12 @@
 #!/bin/bash
 # watch --metrics-listen on the resctrlfs emulator: /metrics is what status
 # --prometheus prints, /healthz follows watch's loop, the index, 404, 405,
-# HEAD; oversized, slow and flooding clients are cut off while watch's
-# joins and createRuntimes go on; TLS and basic auth from a web config, and
-# a web config that is refused leaves nothing listening.
+# HEAD; a run of status slower than a scrape's timeout serves the last
+# output; oversized, slow and flooding clients are cut off while watch's
+# joins and createRuntimes go on, and a flood from another node (a network
+# namespace) leaves this node's /healthz room; the server's threads at a
+# low priority; TLS and basic auth from a web config, /healthz open to this
+# node only, and a web config that is refused leaves nothing listening.
 #   test_metrics_http.sh HOOK RESCTRLFS SOURCE_DIR WATCH_UNIT
 set -u
 
@@ -77,6 +80,20 @@ teardown_pod() {
 # The Prometheus text without its values: each sample's name and labels,
 # and the HELP and TYPE lines, sorted.
 series() { sed -E '/^#/!s/ [^ ]+$//' | sort; }
+# What /metrics adds to status's output: when the run that made it began.
+STAMP=resctrl_metrics_timestamp_seconds
+stamp_of() { sed -n "s/^$STAMP //p"; } # < BODY
+without_stamp() { grep -v "$STAMP"; }  # < BODY
+
+# The nice value of each of process PID's threads, "TID NICE" a line.
+thread_nices() { # PID
+        local t stat fields
+        for t in /proc/"$1"/task/*; do
+                read -r stat 2>/dev/null <"$t/stat" || continue
+                read -ra fields <<<"${stat##*) }"
+                echo "${t##*/} ${fields[16]}"
+        done
+}
 
 # --- /metrics, /healthz, the index, 404, 405, HEAD --------------------------
 
@@ -91,7 +108,12 @@ test_endpoints() {
                 grep -qx 'Content-Type: text/plain; version=0.0.4; charset=utf-8' <<<"$headers"
         "$HOOK" --config "$CONFIG" status --prometheus >"$WORK/status.prom"
         check "/metrics: the series of status --prometheus, each of them" \
-                diff <(series <"$WORK/status.prom") <(series <<<"$body")
+                diff <(series <"$WORK/status.prom") <(without_stamp <<<"$body" | series)
+        check "/metrics: ends with when its run of status began, within a minute of now" \
+                awk -v now="$(date +%s)" '{ exit !($1 > now - 60 && $1 <= now + 1) }' <<<"$(stamp_of <<<"$body")"
+        check "the HTTP server's threads at nice 10, watch's loop at 0" \
+                awk -v main="$WATCH" '$1 == main { m = ($2 == 0) } $1 != main { n++; if ($2 != 10) bad = 1 }
+                        END { exit !(m && n >= 3 && !bad) }' <<<"$(thread_nices "$WATCH")"
         check "/metrics: the pod's series" grep -q "^resctrl_pod_threads{pod_uid=\"$UID1\"" <<<"$body"
         check "/metrics: watch runs" grep -qx 'resctrl_watch_running 1' <<<"$body"
         check "/metrics: promtool takes it" sh -c \
@@ -252,6 +274,116 @@ test_flood() {
         teardown_pod
 }
 
+# --- clients from elsewhere ---------------------------------------------------
+
+# A network namespace as another node: a veth pair whose end here has
+# NODE_IP, and whose other end, in a namespace held by job $NS, has the
+# four addresses REMOTE_IPS (one address holds 8 connections at most). Its
+# processes work in $WORK, so that the harness finds them.
+REMOTE_IPS=()
+remote_setup() {
+        local x=$((RANDOM % 512)) net i
+        net=198.$((18 + x / 256)).$((x % 256))
+        NODE_IP=$net.1
+        REMOTE_IPS=("$net.2" "$net.3" "$net.4" "$net.5")
+        VETH=rmh-m$RANDOM
+        (cd "$WORK" && exec unshare -n sleep 100000) &
+        NS=$!
+        wait_for "$WAIT_PROCESS" "a network namespace of its own" \
+                sh -c "[ \"\$(readlink /proc/$NS/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" || return 1
+        ip link add "$VETH" type veth peer name "${VETH}p" &&
+                ip link set "${VETH}p" netns "$NS" &&
+                ip addr add "$NODE_IP/29" dev "$VETH" &&
+                ip link set "$VETH" up || return 1
+        remote ip link set "${VETH}p" up || return 1
+        for i in "${REMOTE_IPS[@]}"; do remote ip addr add "$i/29" dev "${VETH}p" || return 1; done
+}
+remote() { (cd "$WORK" && exec nsenter -t "$NS" -n "$@"); } # COMMAND...: run on the other node
+remote_teardown() { # the pair goes with the namespace
+        kill "$NS" 2>/dev/null
+        wait "$NS" 2>/dev/null
+        ip link del "$VETH" 2>/dev/null
+        REMOTE_IPS=()
+}
+
+# Connections from the other node, from each of REMOTE_IPS as many as
+# libmicrohttpd takes from one address, each sending a request it never
+# ends; a connection closed is opened again at once, for as long as it runs.
+flood_from_remote() { # PORT
+        cat >"$WORK/flood.py" <<'PY'
+import socket, sys, time
+node, port, srcs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+socks = {}
+def closed(s):
+    try:
+        return s.recv(1, socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+while True:
+    for src in srcs:
+        for k in range(8):
+            s = socks.get((src, k))
+            if s is not None and not closed(s):
+                continue
+            if s is not None:
+                s.close()
+            s = socket.socket()
+            try:
+                s.bind((src, 0))
+                s.connect((node, port))
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            except OSError:
+                pass
+            socks[(src, k)] = s
+    time.sleep(0.05)
+PY
+        (cd "$WORK" && exec nsenter -t "$NS" -n python3 "$WORK/flood.py" "$NODE_IP" "$1" "${REMOTE_IPS[@]}") &
+        FLOOD=$!
+}
+# Whether N connections or more to PORT from the other node are established.
+remote_holds() { # PORT N
+        [ "$(ss -Htn state established "( sport = :$1 )" | grep -c " ${NODE_IP%.*}\.[2-5]:")" -ge "$2" ]
+}
+
+# kubelet's liveness probe comes from this node: a flood of connections
+# from elsewhere, as many as libmicrohttpd would take at all, leaves it
+# room all the same, and needs no password for /healthz, which every other
+# client needs; joins go on.
+test_remote_clients() {
+        local hash x i
+        setup_pod || { echo "no cgroup v2: nothing to test"; return; }
+        remote_setup || { remote_teardown; check "a network namespace with a veth pair" false; return; }
+        hash=$(htpasswd -nbBC 10 prometheus pw | cut -d: -f2-)
+        printf 'basic_auth_users:\n  prometheus: %s\n' "$hash" >"$WORK/web.yml"
+        PORT=$(free_port)
+        URL=http://$NODE_IP:$PORT
+        "$HOOK" --config "$CONFIG" watch --interval 3600 --metrics-listen "$NODE_IP:$PORT" \
+                --web-config "$WORK/web.yml" >"$WOUT" 2>"$WERR" &
+        WATCH=$!
+        check "watch serves on the node's address" wait_for "$WAIT_DAEMON" "watch serving $URL" serves
+        check "from elsewhere, /metrics with the password: 200" \
+                [ "$(remote curl -s -o /dev/null -w '%{http_code}' --max-time 10 -u prometheus:pw "$URL/metrics")" = 200 ]
+        check "from elsewhere, /healthz without it: 401" \
+                [ "$(remote curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$URL/healthz")" = 401 ]
+        check "from this node, /metrics without it: 401" [ "$(code "$URL/metrics")" = 401 ]
+        flood_from_remote "$PORT"
+        check "the flood holds the connections it may have (24)" \
+                wait_for "$WAIT_DAEMON" "24 connections from elsewhere" remote_holds "$PORT" 24
+        for i in 1 2 3; do
+                check "during the flood, this node's /healthz: 200 ($i of 3)" serves
+        done
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 1000' sh "$root/c1" </dev/null &
+        x=$!
+        check "an exec'd process joins during the flood" wait_for "$WAIT_PROCESS" "task $x in $G1" has_task "$G1" "$x"
+        kill "$FLOOD"
+        wait "$FLOOD" 2>/dev/null
+        check "watch logged nothing" [ ! -s "$WERR" ]
+        remote_teardown
+        teardown_pod
+}
+
 # --- TLS and basic auth --------------------------------------------------------
 
 test_tls_auth() {
@@ -271,10 +403,12 @@ test_tls_auth() {
         check "again (remembered): 200" [ "$(code "$URL/metrics" "${CURL_OPTS[@]}")" = 200 ]
         check "a wrong password: 401" [ "$(code "$URL/metrics" --cacert "$WORK/server.crt" -u prometheus:wrong)" = 401 ]
         check "an unknown user: 401" [ "$(code "$URL/metrics" --cacert "$WORK/server.crt" -u nobody:s3cret:pass)" = 401 ]
-        h=$(curl -s --max-time 10 -o /dev/null -D - --cacert "$WORK/server.crt" "$URL/healthz" | tr -d '\r')
+        h=$(curl -s --max-time 10 -o /dev/null -D - --cacert "$WORK/server.crt" "$URL/metrics" | tr -d '\r')
         check "none: 401" grep -q '^HTTP/1.1 401' <<<"$h"
         check "with WWW-Authenticate: Basic" grep -q '^WWW-Authenticate: Basic realm="resctrl-mon-hook"' <<<"$h"
         check "every path behind it" [ "$(code "$URL/" --cacert "$WORK/server.crt")" = 401 ]
+        check "but /healthz, from this node (kubelet's probe): 200 without a password" \
+                [ "$(code "$URL/healthz" --cacert "$WORK/server.crt")" = 200 ]
         check "plain HTTP to the TLS port: no answer" [ "$(code "http://127.0.0.1:$PORT/healthz")" = 000 ]
         check "watch logged nothing" [ ! -s "$WERR" ]
         stop_watch
@@ -379,6 +513,44 @@ test_default_port() {
 
 hung_status_gone() { ! kill -0 "$(cat "$WORK/hung")" 2>/dev/null; }
 
+# /metrics gives a timestamp later than $1.
+serves_newer_than() { # TIMESTAMP
+        local t
+        t=$(curl -s --max-time 20 "$URL/metrics" | stamp_of)
+        [ -n "$t" ] && awk -v t="$t" -v than="$1" 'BEGIN { exit !(t > than) }'
+}
+
+# A run of status slower than a scrape's timeout (as on a node of many
+# pods): the scrape gets the last run's output, its timestamp unchanged,
+# rather than nothing; once the slow run is done, its output is served.
+test_slow_status() {
+        local hook=$HOOK first second
+        mount_emulator
+        write_config
+        mkdir -p "$WORK/bin"
+        cp "$hook" "$WORK/bin/resctrl-mon-hook"
+        cp "$hook" "$WORK/bin/real"
+        HOOK=$WORK/bin/resctrl-mon-hook
+        check "watch serves" start_watch 3600
+        HOOK=$hook
+        first=$(curl -s --max-time 20 "$URL/metrics" | stamp_of)
+        check "a first output, with its timestamp" [ -n "$first" ]
+        # status from now on: waits for $WORK/go, then runs.
+        printf '#!/bin/sh\nwhile [ ! -e "%s" ]; do sleep 0.1; done\nexec "%s" "$@"\n' \
+                "$WORK/go" "$WORK/bin/real" >"$WORK/bin/new"
+        chmod 0755 "$WORK/bin/new"
+        mv "$WORK/bin/new" "$WORK/bin/resctrl-mon-hook"
+        sleep 2.1 # what is tested: the first output no longer fresh
+        second=$(curl -s --max-time 20 -w '%{http_code}\n' -H 'X-Prometheus-Scrape-Timeout-Seconds: 2' \
+                "$URL/metrics")
+        check "a scrape with a 2 s timeout: 200" [ "$(tail -n 1 <<<"$second")" = 200 ]
+        check "with the first run's output, its timestamp unchanged" \
+                [ "$(sed '$d' <<<"$second" | stamp_of)" = "$first" ]
+        touch "$WORK/go"
+        check "the slow run done: its output" wait_for "$WAIT_DAEMON" "a later timestamp" serves_newer_than "$first"
+        stop_watch
+}
+
 # A status that closes its pipes and hangs (a binary replaced under watch,
 # as an upgrade does; an exit that waits on a FUSE resctrl which does not
 # answer) is killed at the run's bound all the same: the scrape gets 503
@@ -401,12 +573,13 @@ test_status_hangs_closed() {
         check "a hung status: /healthz answers" serves
         wait "$scrape"
         check "a hung status: the scrape gets 503 (got $(cat "$code_file"))" [ "$(cat "$code_file")" = 503 ]
-        check "a hung status: killed" hung_status_gone
+        check "a hung status: killed at its run's bound" \
+                wait_for "$WAIT_PROCESS" "the hung status killed" hung_status_gone
         stop_watch
 }
 
-for t in ${TESTS:-test_endpoints test_one_run_for_ten test_healthz_stale test_status_hangs_closed test_oversized \
-        test_slowloris test_flood test_tls_auth test_refused test_addresses test_default_port}; do
+for t in ${TESTS:-test_endpoints test_one_run_for_ten test_healthz_stale test_status_hangs_closed test_slow_status test_oversized \
+        test_slowloris test_flood test_remote_clients test_tls_auth test_refused test_addresses test_default_port}; do
         : >"$LOG"
         echo "== $t"
         $t
