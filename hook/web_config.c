@@ -278,14 +278,18 @@ static int parse(struct web_load *l, const char *text, size_t len, bool *ret_loa
                 r = load_fail(l, "line %zu: not YAML: %s", parser.problem_mark.line + 1,
                               parser.problem ? parser.problem : "cannot be parsed");
         else {
-                /* One document: a second one (after ---) would be ignored. */
+                /* One document: a second one (after ---) would be ignored.
+                 * An empty one (a --- that ends the file) is no document. */
                 yaml_document_t next;
+                const yaml_node_t *root;
 
                 if (!yaml_parser_load(&parser, &next))
                         r = load_fail(l, "line %zu: not YAML: %s", parser.problem_mark.line + 1,
                                       parser.problem ? parser.problem : "cannot be parsed");
                 else {
-                        if (yaml_document_get_root_node(&next))
+                        root = yaml_document_get_root_node(&next);
+                        if (root &&
+                            !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
                                 r = load_fail(l,
                                               "line %zu: a second YAML document; the file "
                                               "must hold one",
@@ -417,7 +421,7 @@ static void remember(struct web_config *c, struct crypt_data *d, struct web_user
 int web_config_check(struct web_config *c, const char *user, const char *password)
 {
         _cleanup_(crypt_data_freep) struct crypt_data *d = calloc(1, sizeof(*d));
-        struct web_user *u = NULL;
+        struct web_user *u = NULL, *t;
         bool right;
 
         if (!d)
@@ -425,16 +429,16 @@ int web_config_check(struct web_config *c, const char *user, const char *passwor
         for (size_t i = 0; i < c->n_users; i++)
                 if (strcmp(c->users[i].name, user) == 0)
                         u = &c->users[i];
-        /* A remembered password never waits for the bcrypt checks of
-         * others (clients that guess, say). */
-        if (u && matches_verified(c, d, u, password))
-                return 1;
         if (c->n_users == 0)
                 return 0;
-        /* An unknown user costs a bcrypt check too: who is a user is not
-         * told by time. */
+        /* An unknown user costs what the first user does, both checks: who
+         * is a user is not told by time. A remembered password never
+         * waits for the bcrypt checks of others (clients that guess, say). */
+        t = u ? u : &c->users[0];
+        if (matches_verified(c, d, t, password) && u)
+                return 1;
         (void) pthread_mutex_lock(&c->bcrypt_lock);
-        right = matches(d, password, u ? u->hash : c->users[0].hash) && u;
+        right = matches(d, password, t->hash) && u;
         (void) pthread_mutex_unlock(&c->bcrypt_lock);
         if (right)
                 remember(c, d, u, password);

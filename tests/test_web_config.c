@@ -198,6 +198,21 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/* A --- that ends the file starts no document: taken, as exporter-toolkit
+ * takes it. */
+START_TEST(test_trailing_document_start)
+{
+        struct web_config c;
+        char *why = NULL;
+
+        setup("basic_auth_users:\n  prometheus: " HASH_SECRET "\n---\n");
+        ck_assert_int_eq(load(&c, &why), 0);
+        ck_assert_ptr_null(why);
+        ck_assert_int_eq(web_config_check(&c, "prometheus", "secret"), 1);
+        web_config_done(&c);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
         struct web_config c;
@@ -220,6 +235,7 @@ static Suite *web_config_suite(void)
         tcase_add_test(tc, test_empty);
         tcase_add_test(tc, test_passwords);
         tcase_add_test(tc, test_remembered_beside_bcrypt);
+        tcase_add_test(tc, test_trailing_document_start);
         tcase_add_loop_test(tc, test_bad, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_missing_file);
         suite_add_tcase(s, tc);
