@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP server of watch --metrics-listen.
  *
- * Threads: libmicrohttpd's listening thread and one thread per connection
- * (at most METRICS_HTTP_CONNECTIONS), the reaper and the refresher below;
- * watch's loop only stores the time of each pass's end (an atomic), so
- * nothing a client does can hold it up. Every one of these threads, and
- * every run of status, works at nice METRICS_HTTP_NICE: the CPU that
- * clients cost (TLS handshakes, bcrypt, status's reads) yields to watch's
- * joins and to the hooks that runtimes run. A connection thread may block,
- * on a bcrypt check or waiting for status's output, neither of which stops
- * /healthz.
+ * Listeners: the address given, and, when that is one address of the node
+ * but not the loopback, 127.0.0.1 too, the same port: the node's own
+ * clients' (kubelet's liveness probe, which asks
+ * there), with an accept queue and connections of its own that no flood
+ * from the network can fill, so that none makes kubelet restart a working
+ * watch. A request that comes to the loopback gets /healthz without a
+ * password: the probe then carries no secret in the DaemonSet's spec. Each
+ * listener is a libmicrohttpd daemon of its own.
  *
- * Clients from elsewhere than this node hold at most
- * METRICS_HTTP_REMOTE_CONNECTIONS connections; the rest are kept for the
- * node's own (kubelet's liveness probe among them), so that no flood from
- * the network makes kubelet restart a working watch. A node's own client
- * gets /healthz without a password: it is what the probe asks, which then
- * carries no secret in the DaemonSet's spec.
+ * Threads: each daemon's listening thread and one thread per connection
+ * (at most METRICS_HTTP_CONNECTIONS, METRICS_HTTP_LOCAL_CONNECTIONS on the
+ * loopback's), the reaper and the refresher below; watch's loop only
+ * stores the time of each pass's end (an atomic), so nothing a client does
+ * can hold it up. The daemons' threads and the reaper work at nice
+ * METRICS_HTTP_NICE: within watch's cgroup, the CPU that clients cost (TLS
+ * handshakes, bcrypt) yields to watch's joins. The refresher, and so the
+ * runs of status, keep watch's priority: status holds the resctrl lock
+ * (shared, a pod at a time), which a createRuntime may wait for. A
+ * connection thread may block, on a bcrypt check or waiting for status's
+ * output, neither of which stops /healthz.
  *
  * /metrics is what `status --prometheus` prints, from a child process
  * (this binary's status --prometheus, with watch's --config), not from
@@ -31,10 +35,11 @@
  * it: ten scrapers at once cost one run. The refresher thread makes the
  * runs; a scrape waits for one at most until shortly before the timeout
  * Prometheus gives it (X-Prometheus-Scrape-Timeout-Seconds), then gets the
- * last run's output, if it ended within METRICS_STALE_USEC, rather than
- * nothing: on a node where status takes longer than the scrape's timeout
- * each scrape gets the previous run's numbers, not an error. The body ends
- * with resctrl_metrics_timestamp_seconds, when its run began.
+ * last run's output, if it succeeded and ended within METRICS_STALE_USEC,
+ * rather than nothing: on a node where status takes longer than the
+ * scrape's timeout (but less than its own bound, METRICS_STATUS_USEC) each
+ * scrape gets the previous run's numbers, not an error. The body ends with
+ * resctrl_metrics_timestamp_seconds, when its run began.
  *
  * Bounds: libmicrohttpd's connection limits, its per-connection memory
  * (which bounds a request's line and headers: 431 or 414 past it) and its
@@ -46,13 +51,11 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -72,11 +75,11 @@
 #include "web_config.h"
 
 #define METRICS_HTTP_CONNECTIONS 32u
-/* Of them, what clients from elsewhere than this node may hold (see the top). */
-#define METRICS_HTTP_REMOTE_CONNECTIONS 24u
+/* The loopback's listener's, beside another address (see the top). */
+#define METRICS_HTTP_LOCAL_CONNECTIONS 8u
 /* Prometheus scrapes over one connection a target; a probe adds one. */
 #define METRICS_HTTP_CONNECTIONS_PER_IP 8u
-/* The server's threads' and status's runs' nice value (see the top). */
+/* The server's threads' nice value (see the top). */
 #define METRICS_HTTP_NICE 10
 /* libmicrohttpd's: a connection silent this long is closed. */
 #define METRICS_HTTP_IDLE_SEC 10u
@@ -89,8 +92,10 @@
 #define METRICS_HTTP_EXCHANGE_USEC (60 * 1000000LL)
 /* How long status's output is served again. */
 #define METRICS_CACHE_USEC (2 * 1000000LL)
-/* A run of status that takes longer is killed, and the scrape gets 503. */
-#define METRICS_STATUS_USEC (10 * 1000000LL)
+/* A run of status that takes longer is killed: 503. */
+#define METRICS_STATUS_USEC (30 * 1000000LL)
+/* The longest a scrape waits for a run, without a timeout of its own. */
+#define METRICS_WAIT_USEC (10 * 1000000LL)
 /* The output of a run that ended longer ago is never served (see the top). */
 #define METRICS_STALE_USEC (300 * 1000000LL)
 /* A scrape's answer goes this long before Prometheus' timeout for it. */
@@ -126,8 +131,15 @@
 struct metrics_conn {
         struct metrics_conn *prev, *next;
         int fd;
-        bool local;       /* from this node; set before its thread starts */
         int64_t deadline; /* now_usec(); INT64_MAX once shut down */
+};
+
+/* A listening socket and its daemon. */
+struct metrics_listener {
+        struct metrics_http *h;
+        struct MHD_Daemon *daemon;
+        int fd;     /* until the daemon takes it */
+        bool local; /* the loopback's: the node's own clients */
 };
 
 /* status's output, shared by the cache and the responses that send it. */
@@ -138,7 +150,8 @@ struct metrics_body {
 };
 
 struct metrics_http {
-        struct MHD_Daemon *daemon;
+        struct metrics_listener listeners[2];
+        size_t n_listeners;
         char *exe; /* this binary, by name: status's runs run it */
         char *config_path;
         _Atomic int64_t pass_ended; /* now_usec() */
@@ -149,14 +162,11 @@ struct metrics_http {
         pthread_cond_t refresh_wake;
         pthread_cond_t computed;
         struct metrics_conn *conns;
-        unsigned remote_conns;
-        bool accepting_local; /* on_accept's last finding, for on_connection */
         /* The last run of status: its body (NULL when it failed, with why). */
         struct metrics_body *body;
         int64_t computed_at; /* now_usec() at its end; 0: none yet */
         int64_t logged_at;
-        int run_pidfd; /* the run of status going on; -EBADF */
-        int listen_fd; /* until the daemon takes it */
+        pid_t run_pid; /* the run of status going on, unreaped; 0 */
         int start_r;   /* start_threads' */
 
         struct web_config web;
@@ -396,8 +406,8 @@ static int collect(struct status_run *s, int out_fd, int err_fd, int64_t deadlin
 }
 
 /* status's command line: watch's config and --log-level err, so that its
- * stderr holds what went wrong. Writable strings, as posix_spawn's type
- * wants them. */
+ * stderr holds what went wrong. Writable strings, as execve's type wants
+ * them. */
 struct status_argv {
         char name[sizeof("resctrl-mon-hook")], config[sizeof("--config")],
             level[sizeof("--log-level")], err[sizeof("err")], status[sizeof("status")],
@@ -427,16 +437,43 @@ static void status_argv(const struct metrics_http *h, struct status_argv *a)
         a->argv[n] = NULL;
 }
 
-/* Starts status with its stdout and stderr on pipes, stdin /dev/null, no
- * signal blocked or ignored. */
+/* The child's way to exec status, with async-signal-safe calls alone (watch
+ * has threads): it dies with the thread that started it, the refresher, so
+ * that a watch that is killed (SIGTERM's default, SIGKILL) leaves no run
+ * behind; stdin /dev/null, stdout and stderr the pipes, no other descriptor
+ * of watch's (one it inherited without O_CLOEXEC), no signal blocked or
+ * handled. The descriptors go above 2 first, so that none is where another
+ * goes. */
+static _Noreturn void exec_status(const char *exe, char **argv, int out_w, int err_w, pid_t parent)
+{
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        int in = open("/dev/null", O_RDONLY);
+        sigset_t none;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent || in < 0)
+                _exit(127);
+        in = fcntl(in, F_DUPFD, STDERR_FILENO + 1);
+        out_w = fcntl(out_w, F_DUPFD, STDERR_FILENO + 1);
+        err_w = fcntl(err_w, F_DUPFD, STDERR_FILENO + 1);
+        if (in < 0 || out_w < 0 || err_w < 0 || dup2(in, STDIN_FILENO) < 0 ||
+            dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0 ||
+            close_range(STDERR_FILENO + 1, ~0U, 0) < 0)
+                _exit(127);
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) sigaction(sig, &dfl, NULL);
+        (void) sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        (void) execve(exe, argv, environ);
+        _exit(127);
+}
+
+/* Starts status with its stdout and stderr on pipes (exec_status). */
 static int spawn_status(const struct metrics_http *h, pid_t *ret_pid, int *ret_out, int *ret_err)
 {
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
         struct status_argv argv;
-        sigset_t none, all;
-        int fds[2], r;
+        pid_t parent = getpid(), pid;
+        int fds[2];
 
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
@@ -445,35 +482,12 @@ static int spawn_status(const struct metrics_http *h, pid_t *ret_pid, int *ret_o
                 return -errno;
         err_r = fds[0], err_w = fds[1];
         status_argv(h, &argv);
-        (void) sigemptyset(&none);
-        (void) sigfillset(&all);
-        if (posix_spawn_file_actions_init(&fa) != 0)
-                return -ENOMEM;
-        if (posix_spawnattr_init(&attr) != 0) {
-                (void) posix_spawn_file_actions_destroy(&fa);
-                return -ENOMEM;
-        }
-        r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        if (r == 0)
-                r = posix_spawn_file_actions_adddup2(&fa, out_w, STDOUT_FILENO);
-        if (r == 0)
-                r = posix_spawn_file_actions_adddup2(&fa, err_w, STDERR_FILENO);
-        /* Nothing else of watch's: no descriptor it inherited without
-         * O_CLOEXEC reaches status. */
-        if (r == 0)
-                r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-        if (r == 0)
-                r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        if (r == 0)
-                r = posix_spawnattr_setsigmask(&attr, &none);
-        if (r == 0)
-                r = posix_spawnattr_setsigdefault(&attr, &all);
-        if (r == 0)
-                r = posix_spawn(ret_pid, h->exe, &fa, &attr, argv.argv, environ);
-        (void) posix_spawn_file_actions_destroy(&fa);
-        (void) posix_spawnattr_destroy(&attr);
-        if (r != 0)
-                return -r;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                exec_status(h->exe, argv.argv, out_w, err_w, parent);
+        *ret_pid = pid;
         *ret_out = TAKE_FD(out_r);
         *ret_err = TAKE_FD(err_r);
         return 0;
@@ -522,19 +536,20 @@ static int exited_by(pid_t pid, int64_t deadline)
 
 /* The run going on, for metrics_http_stop to kill: under h->lock. A run
  * that starts once the server stops is killed at once. */
-static void run_started(struct metrics_http *h, int pidfd)
+static void run_started(struct metrics_http *h, pid_t pid)
 {
         (void) pthread_mutex_lock(&h->lock);
-        h->run_pidfd = pidfd;
+        h->run_pid = pid;
         if (h->stopping)
-                (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+                (void) kill(pid, SIGKILL);
         (void) pthread_mutex_unlock(&h->lock);
 }
 
+/* Before the run is reaped: its pid is never another's while it is kept. */
 static void run_ended(struct metrics_http *h)
 {
         (void) pthread_mutex_lock(&h->lock);
-        h->run_pidfd = -EBADF;
+        h->run_pid = 0;
         (void) pthread_mutex_unlock(&h->lock);
 }
 
@@ -544,7 +559,7 @@ static int run_status(struct metrics_http *h, struct metrics_body **ret,
                       char why[static METRICS_WHY_MAX])
 {
         struct status_run s = {.cap = 65536};
-        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF;
         int wstatus = 0, r;
         struct timespec began;
         int64_t deadline;
@@ -562,10 +577,7 @@ static int run_status(struct metrics_http *h, struct metrics_body **ret,
                                 strerror(-r));
                 return r;
         }
-        /* The child is not reaped before run_ended: its pid names it. */
-        pidfd = pidfd_open(pid, 0);
-        if (pidfd >= 0)
-                run_started(h, pidfd);
+        run_started(h, pid);
         deadline = now_usec() + METRICS_STATUS_USEC;
         r = collect(&s, out_fd, err_fd, deadline);
         if (r < 0)
@@ -610,7 +622,7 @@ static void keep(struct metrics_http *h, struct metrics_body *b, int r, const ch
         (void) snprintf(h->why, sizeof(h->why), "%s", why);
         h->computed_at = now_usec();
         (void) pthread_cond_broadcast(&h->computed);
-        if (r < 0 && h->computed_at - h->logged_at >= METRICS_LOG_EVERY_USEC) {
+        if (r < 0 && !h->stopping && h->computed_at - h->logged_at >= METRICS_LOG_EVERY_USEC) {
                 h->logged_at = h->computed_at;
                 log_warning("cannot serve /metrics: %s (said once a minute at most)", why);
         }
@@ -682,11 +694,11 @@ static struct metrics_body *metrics_body(struct metrics_http *h, int64_t deadlin
 }
 
 /* Until when a scrape may wait for a run of status: shortly before the
- * timeout Prometheus says it has, and at most a run's bound. */
+ * timeout Prometheus says it has, METRICS_WAIT_USEC at most. */
 static int64_t scrape_deadline(struct MHD_Connection *c)
 {
         const char *v = sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, METRICS_TIMEOUT_HEADER);
-        int64_t wait = METRICS_STATUS_USEC, now = now_usec();
+        int64_t wait = METRICS_WAIT_USEC, now = now_usec();
         char *end;
         double t;
 
@@ -696,8 +708,8 @@ static int64_t scrape_deadline(struct MHD_Connection *c)
                 if (errno == 0 && end != v && *end == '\0' && t > 0 && t < 3600)
                         wait = (int64_t) (t * 1e6) - METRICS_SCRAPE_MARGIN_USEC;
         }
-        if (wait > METRICS_STATUS_USEC)
-                wait = METRICS_STATUS_USEC;
+        if (wait > METRICS_WAIT_USEC)
+                wait = METRICS_WAIT_USEC;
         return now + (wait > 0 ? wait : 0);
 }
 
@@ -775,8 +787,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
 {
-        struct metrics_http *h = cls;
-        const struct metrics_conn *mc;
+        const struct metrics_listener *l = cls;
+        struct metrics_http *h = l->h;
 
         (void) version; /* libmicrohttpd answers what it does not speak */
         (void) upload_data;
@@ -797,9 +809,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *upload_data_size = 0;
                 return MHD_YES;
         }
-        mc = conn_of(c);
         /* The node's own /healthz needs no password (see the top). */
-        if (h->auth && !(mc && mc->local && strcmp(url, "/healthz") == 0) && !authorized(h, c)) {
+        if (h->auth && !(l->local && strcmp(url, "/healthz") == 0) && !authorized(h, c)) {
                 struct MHD_Response *r = text_response("unauthorized\n");
                 enum MHD_Result q;
 
@@ -821,85 +832,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return respond(c, MHD_HTTP_NOT_FOUND, "not found: see /\n");
 }
 
-/* ---- this node's own clients ---- */
-
-/* a as an IPv4 address into v4 when it is one, or an IPv4-mapped IPv6
- * address (what a socket of every address sees of an IPv4 client); a
- * itself otherwise. */
-static const struct sockaddr *unmapped(const struct sockaddr *a, struct sockaddr_in *v4)
-{
-        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *) a;
-
-        if (a->sa_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
-                return a;
-        *v4 = (struct sockaddr_in){.sin_family = AF_INET};
-        memcpy(&v4->sin_addr, &a6->sin6_addr.s6_addr[12], sizeof(v4->sin_addr));
-        return (const struct sockaddr *) v4;
-}
-
-/* a and b the same IPv4 or IPv6 address, ports aside. */
-static bool same_address(const struct sockaddr *a, const struct sockaddr *b)
-{
-        if (a->sa_family != b->sa_family)
-                return false;
-        if (a->sa_family == AF_INET)
-                return ((const struct sockaddr_in *) a)->sin_addr.s_addr ==
-                       ((const struct sockaddr_in *) b)->sin_addr.s_addr;
-        return a->sa_family == AF_INET6 &&
-               IN6_ARE_ADDR_EQUAL(&((const struct sockaddr_in6 *) a)->sin6_addr,
-                                  &((const struct sockaddr_in6 *) b)->sin6_addr);
-}
-
-/* Whether a client at addr runs on this node: from a loopback address or
- * from one of the node's own (a connection to the node's address comes
- * from it; TCP's handshake rules out a forged one). Elsewhere when the
- * node's addresses cannot be listed. */
-static bool client_is_local(const struct sockaddr *addr, socklen_t len)
-{
-        struct sockaddr_in v4;
-        const struct sockaddr *a;
-        struct ifaddrs *ifs;
-        bool local = false;
-
-        if (len < sizeof(struct sockaddr_in) ||
-            (addr->sa_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
-                return false;
-        a = unmapped(addr, &v4);
-        if (a->sa_family == AF_INET)
-                local = (ntohl(((const struct sockaddr_in *) a)->sin_addr.s_addr) >> 24) == 127;
-        else if (a->sa_family == AF_INET6)
-                local = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *) a)->sin6_addr);
-        if (local || getifaddrs(&ifs) < 0)
-                return local;
-        for (const struct ifaddrs *i = ifs; i && !local; i = i->ifa_next)
-                local = i->ifa_addr && same_address(a, i->ifa_addr);
-        freeifaddrs(ifs);
-        return local;
-}
-
-/* libmicrohttpd's accept policy, in its listening thread: a client from
- * elsewhere is refused once METRICS_HTTP_REMOTE_CONNECTIONS such are open.
- * What it found is for on_connection's start of this connection, which the
- * same thread calls next (for a connection that libmicrohttpd still drops,
- * the next call here finds anew). */
-static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-        struct metrics_http *h = cls;
-        bool local = client_is_local(addr, len), ok;
-
-        (void) pthread_mutex_lock(&h->lock);
-        h->accepting_local = local;
-        ok = local || h->remote_conns < METRICS_HTTP_REMOTE_CONNECTIONS;
-        (void) pthread_mutex_unlock(&h->lock);
-        return ok ? MHD_YES : MHD_NO;
-}
-
 /* ---- connections and the reaper ---- */
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-        struct metrics_http *h = cls;
+        struct metrics_http *h = ((const struct metrics_listener *) cls)->h;
         struct metrics_conn *mc = *socket_context;
 
         if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -911,9 +849,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                         return;
                 mc->fd = i->connect_fd;
                 (void) pthread_mutex_lock(&h->lock);
-                mc->local = h->accepting_local;
-                if (!mc->local)
-                        h->remote_conns++;
                 mc->deadline = now_usec() + METRICS_HTTP_REQUEST_USEC;
                 mc->next = h->conns;
                 if (h->conns)
@@ -929,8 +864,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (!mc)
                 return;
         (void) pthread_mutex_lock(&h->lock);
-        if (!mc->local)
-                h->remote_conns--;
         if (mc->prev)
                 mc->prev->next = mc->next;
         else
@@ -947,7 +880,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        struct metrics_http *h = cls;
+        struct metrics_http *h = ((const struct metrics_listener *) cls)->h;
         struct metrics_conn *mc = conn_of(c);
 
         (void) toe; /* whatever ended it, the next request has its time */
@@ -1022,7 +955,7 @@ __attribute__((format(printf, 2, 0))) static void on_log(void *cls, const char *
                 log_debug("libmicrohttpd: %s", msg);
 }
 
-static struct MHD_Daemon *start_daemon(struct metrics_http *h, int fd)
+static struct MHD_Daemon *start_daemon(struct metrics_http *h, struct metrics_listener *l)
 {
         static char priorities[] = METRICS_TLS_PRIORITIES;
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
@@ -1037,12 +970,16 @@ static struct MHD_Daemon *start_daemon(struct metrics_http *h, int fd)
 
         /* The logger first: libmicrohttpd's messages about the options
          * after it come to it. */
+        /* The daemon's from now on, failing or not: it closes it (but for
+         * a failure before it takes it, in a process about to exit). */
         return sym_MHD_start_daemon(
-            flags, 0, on_accept, h, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
-            MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-            METRICS_HTTP_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-            METRICS_HTTP_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, METRICS_HTTP_IDLE_SEC,
+            flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
+            MHD_OPTION_LISTEN_SOCKET, TAKE_FD(l->fd), MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+            l, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_CONNECTION_LIMIT,
+            l->local && h->n_listeners > 1 ? METRICS_HTTP_LOCAL_CONNECTIONS
+                                           : METRICS_HTTP_CONNECTIONS,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, METRICS_HTTP_CONNECTIONS_PER_IP,
+            MHD_OPTION_CONNECTION_TIMEOUT, METRICS_HTTP_IDLE_SEC,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) METRICS_HTTP_MEMORY,
             MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY,
             h->web.cert_pem ? tls : &tls[ELEMENTSOF(tls) - 1], MHD_OPTION_END);
@@ -1098,10 +1035,9 @@ static int load(const struct metrics_http_options *o, struct metrics_http *h)
         return 0;
 }
 
-/* The reaper, the refresher and the daemon (on h->listen_fd), from a
- * thread at nice METRICS_HTTP_NICE, whose threads, theirs and their
- * children inherit it. h->start_r: 0 (the daemon may still have failed),
- * or -errno. */
+/* The reaper and the daemons, from a thread at nice METRICS_HTTP_NICE,
+ * which they and their threads inherit. h->start_r: 0 (a daemon may still
+ * have failed), or -errno. */
 static void *start_threads(void *arg)
 {
         struct metrics_http *h = arg;
@@ -1110,29 +1046,52 @@ static void *start_threads(void *arg)
         if (setpriority(PRIO_PROCESS, (id_t) gettid(), METRICS_HTTP_NICE) < 0)
                 log_debug("cannot lower the HTTP server's priority: %m");
         r = pthread_create(&h->reaper, NULL, reaper_main, h);
-        if (r == 0) {
-                h->reaper_started = true;
-                r = pthread_create(&h->refresher, NULL, refresher_main, h);
-        }
         if (r != 0) {
                 h->start_r = -r;
                 return NULL;
         }
-        h->refresher_started = true;
-        /* The daemon's from now on, failing or not: it closes it (but for
-         * a failure before it takes it, in a process about to exit). */
-        h->starting = true;
-        h->daemon = start_daemon(h, TAKE_FD(h->listen_fd));
-        h->starting = false;
+        h->reaper_started = true;
+        (void) pthread_setname_np(h->reaper, "http-reaper");
+        for (size_t i = 0; i < h->n_listeners; i++) {
+                h->starting = true;
+                h->listeners[i].daemon = start_daemon(h, &h->listeners[i]);
+                h->starting = false;
+                if (!h->listeners[i].daemon)
+                        break;
+        }
         return NULL;
 }
 
-/* The server up on o->listen; logged when it cannot be. */
-static int serve(const struct metrics_http_options *o, struct metrics_http *h)
+/* Whether a is a loopback address. */
+static bool is_loopback(const struct metrics_http_addr *a)
 {
-        _cleanup_close_ int fd = -EBADF;
-        struct metrics_http_addr a;
-        pthread_t starter;
+        if (a->sa.ss_family == AF_INET)
+                return ntohl(((const struct sockaddr_in *) &a->sa)->sin_addr.s_addr) >> 24 == 127;
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *) &a->sa)->sin6_addr);
+}
+
+/* The node's own clients' listener beside one on a (see the top):
+ * 127.0.0.1, a's port, where kubelet's probe asks whatever a's family (an
+ * IPv6-only node has it too). None (false) for every address, which takes
+ * the loopback's clients itself, or for a loopback address. */
+static bool loopback_beside(const struct metrics_http_addr *a, struct metrics_http_addr *ret)
+{
+        in_port_t port = a->sa.ss_family == AF_INET
+                             ? ((const struct sockaddr_in *) &a->sa)->sin_port
+                             : ((const struct sockaddr_in6 *) &a->sa)->sin6_port;
+
+        if (a->any || is_loopback(a))
+                return false;
+        *ret = (struct metrics_http_addr){.len = sizeof(struct sockaddr_in)};
+        *(struct sockaddr_in *) &ret->sa = (struct sockaddr_in){
+            .sin_family = AF_INET, .sin_port = port, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        return true;
+}
+
+/* The listening sockets for o->listen; logged when they cannot be. */
+static int listen_on(const struct metrics_http_options *o, struct metrics_http *h)
+{
+        struct metrics_http_addr a, lo;
         int r;
 
         if (metrics_http_parse_listen(o->listen, &a) < 0) {
@@ -1141,21 +1100,53 @@ static int serve(const struct metrics_http_options *o, struct metrics_http *h)
                           o->listen);
                 return -EINVAL;
         }
-        r = open_listener(&a, &fd);
+        r = open_listener(&a, &h->listeners[0].fd);
         if (r < 0)
                 return log_error_errno(r, "--metrics-listen '%s': cannot listen", o->listen);
-        h->listen_fd = TAKE_FD(fd);
+        h->listeners[0].local = !a.any && is_loopback(&a);
+        h->n_listeners = 1;
+        if (!loopback_beside(&a, &lo))
+                return 0;
+        r = open_listener(&lo, &h->listeners[1].fd);
+        if (r < 0)
+                return log_error_errno(r,
+                                       "--metrics-listen '%s': cannot listen on 127.0.0.1, "
+                                       "port %s, for this node's own clients",
+                                       o->listen, strrchr(o->listen, ':') + 1);
+        h->listeners[1].local = true;
+        h->n_listeners = 2;
+        return 0;
+}
+
+/* The server up on o->listen; logged when it cannot be. */
+static int serve(const struct metrics_http_options *o, struct metrics_http *h)
+{
+        pthread_t starter;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(h->listeners); i++)
+                h->listeners[i].h = h;
+        r = listen_on(o, h);
+        if (r < 0)
+                return r;
+        /* From this thread: status's runs keep watch's priority. */
+        r = pthread_create(&h->refresher, NULL, refresher_main, h);
+        if (r != 0)
+                return log_error_errno(-r, "cannot start the HTTP server's threads");
+        h->refresher_started = true;
+        (void) pthread_setname_np(h->refresher, "http-refresher");
         r = pthread_create(&starter, NULL, start_threads, h);
         if (r == 0)
                 r = pthread_join(starter, NULL);
         if (r != 0 || h->start_r < 0)
                 return log_error_errno(r != 0 ? -r : h->start_r,
                                        "cannot start the HTTP server's threads");
-        if (!h->daemon) {
-                log_error("--metrics-listen '%s': cannot serve: %s", o->listen,
-                          h->start_error[0] ? h->start_error : "libmicrohttpd failed");
-                return -EIO;
-        }
+        for (size_t i = 0; i < h->n_listeners; i++)
+                if (!h->listeners[i].daemon) {
+                        log_error("--metrics-listen '%s': cannot serve: %s", o->listen,
+                                  h->start_error[0] ? h->start_error : "libmicrohttpd failed");
+                        return -EIO;
+                }
         return 0;
 }
 
@@ -1167,7 +1158,7 @@ int metrics_http_start(const struct metrics_http_options *o, struct metrics_http
         if (!h)
                 return log_error_errno(-ENOMEM, "out of memory");
         h->interval = o->interval;
-        h->run_pidfd = h->listen_fd = -EBADF;
+        h->listeners[0].fd = h->listeners[1].fd = -EBADF;
         atomic_store(&h->pass_ended, now_usec()); /* the first pass has its time too */
         /* By the name /proc/self/exe gives now rather than that link at
          * each run: under valgrind the link is valgrind's own binary, and
@@ -1192,7 +1183,8 @@ int metrics_http_start(const struct metrics_http_options *o, struct metrics_http
                 metrics_http_stop(h);
                 return r;
         }
-        log_info("serving /metrics and /healthz on %s (%s%s)", o->listen,
+        log_info("serving /metrics and /healthz on %s%s (%s%s)", o->listen,
+                 h->n_listeners > 1 ? " and, for this node's own clients, on 127.0.0.1" : "",
                  h->web.cert_pem ? "TLS" : "plain HTTP", h->auth ? ", basic auth" : "");
         *ret = h;
         return 0;
@@ -1209,23 +1201,25 @@ void metrics_http_stop(struct metrics_http *h)
         if (!h)
                 return;
         /* Every thread that waits told, the run of status killed; then
-         * the daemon: its connections close, each removed from the list,
-         * and no thread of its runs after this. Then ours. */
+         * the daemons: their connections close, each removed from the
+         * list, and no thread of theirs runs after this. Then ours. */
         (void) pthread_mutex_lock(&h->lock);
         h->stopping = true;
         (void) pthread_cond_broadcast(&h->computed);
         (void) pthread_cond_signal(&h->reaper_wake);
         (void) pthread_cond_signal(&h->refresh_wake);
-        if (h->run_pidfd >= 0)
-                (void) pidfd_send_signal(h->run_pidfd, SIGKILL, NULL, 0);
+        if (h->run_pid > 0)
+                (void) kill(h->run_pid, SIGKILL);
         (void) pthread_mutex_unlock(&h->lock);
-        if (h->daemon)
-                sym_MHD_stop_daemon(h->daemon);
+        for (size_t i = 0; i < h->n_listeners; i++) {
+                if (h->listeners[i].daemon)
+                        sym_MHD_stop_daemon(h->listeners[i].daemon);
+                safe_close(h->listeners[i].fd);
+        }
         if (h->reaper_started)
                 (void) pthread_join(h->reaper, NULL);
         if (h->refresher_started)
                 (void) pthread_join(h->refresher, NULL);
-        safe_close(h->listen_fd);
         body_unref(h->body);
         web_config_done(&h->web);
         free(h->config_path);

@@ -53,9 +53,10 @@
 #   b) containers started before the image ran are adopted
 #   c) a process `runc exec`'d into a container joins its pod's group
 #      within one gc pass; the startup and liveness probes pass as kubelet
-#      asks them (an exec, and an HTTP GET of /healthz at the node's IP and
-#      the port named metrics); /metrics, scraped there, has the pod's
-#      series, and watch listens on the node's IP alone
+#      asks them (an exec, and an HTTP GET of /healthz at its host,
+#      127.0.0.1, and the port named metrics); /metrics, scraped at the
+#      node's IP, has the pod's series, and watch listens there and on
+#      127.0.0.1 alone
 #   d) a pod's group outlives its containers while its pause runs, and
 #      goes within one gc pass of the pod's cgroup
 #   e) c and d for the containerd pod too (the containerd-nri overlay's
@@ -446,6 +447,7 @@ derive() {
         probe_timeout=1
         startup=()
         live_path=""
+        live_host=""
         live_timeout=1
         metrics_port=""
         grace=30
@@ -503,6 +505,7 @@ derive() {
                         # The test asks until it passes; kubelet's patience is not the test's.
                         startupProbe.timeoutSeconds | startupProbe.periodSeconds | startupProbe.failureThreshold) ;;
                         livenessProbe.httpGet.path) live_path=$val ;;
+                        livenessProbe.httpGet.host) live_host=$val ;;
                         livenessProbe.httpGet.port) live_port=$val ;;
                         livenessProbe.httpGet.scheme) [ "$val" = HTTP ] || { say "the test does not know $c=$val"; unknown=$((unknown + 1)); } ;;
                         livenessProbe.timeoutSeconds) live_timeout=$val ;;
@@ -875,10 +878,11 @@ ds_started() {
 }
 
 # ds_live: the liveness probe's GET as kubelet sends it to a hostNetwork
-# pod: at the pod's IP, the node's, the port it names; 2xx or 3xx passes.
-# Its body in live_out.
+# pod: at its host, or else the pod's IP, the node's, and the port it
+# names; 2xx or 3xx passes. Its body in live_out.
 ds_live() {
-        live_out=$(curl -s --max-time "$live_timeout" -o - -w '\n%{http_code}' "http://$node_ip:$metrics_port$live_path")
+        live_out=$(curl -s --max-time "$live_timeout" -o - -w '\n%{http_code}' \
+                "http://${live_host:-$node_ip}:$metrics_port$live_path")
         case ${live_out##*$'\n'} in 2?? | 3??) live_out=$(printf '%s' "${live_out%$'\n'*}") ;; *) return 1 ;; esac
 }
 
@@ -1019,11 +1023,11 @@ run_view() {
         wait_for "$WAIT_DAEMON" "watch counting a join" watch_joined "$n" ||
                 fail "[$v] watch joined nothing at an exec: $(cat "$n/run/resctrl-mon-hook/watch.state" 2>&1)"
 
-        step "[$v] c) watch's /metrics and /healthz at the node's IP ($node_ip:$metrics_port): the liveness probe passes, the pod's series are there"
+        step "[$v] c) watch's /healthz as the liveness probe asks it, /metrics at the node's IP ($node_ip:$metrics_port): the probe passes, the pod's series are there"
         if wait_for "$WAIT_DAEMON" "the liveness probe passing" ds_live; then
                 [ "$live_out" = ok ] || fail "[$v] /healthz says '$live_out', not ok"
         else
-                fail "[$v] the liveness probe's GET $live_path at $node_ip:$metrics_port fails: ${live_out:-no answer}; $(ds_log | tail -n 3)"
+                fail "[$v] the liveness probe's GET $live_path at ${live_host:-$node_ip}:$metrics_port fails: ${live_out:-no answer}; $(ds_log | tail -n 3)"
         fi
         # The exec'd process is in the pod's threads: a scrape after the join.
         wait_for "$WAIT_DAEMON" "the CRI-O pod's series in a scrape" scraped_has \
@@ -1032,9 +1036,10 @@ run_view() {
         grep -Eq "^resctrl_pod_llc_occupancy_bytes\{pod_uid=\"$uid1\",namespace=\"rmh-img\",pod=\"pod\",ctrl_group=\"/\",domain=\"mon_L3_00\"\} [0-9]+\$" "$tmp/metrics" ||
                 fail "[$v] /metrics has no L3 occupancy of pod $uid1: $(grep "$uid1" "$tmp/metrics" | head -n 3)"
         grep -qx 'resctrl_watch_running 1' "$tmp/metrics" || fail "[$v] /metrics does not say watch runs"
-        # On the node's IP alone, as the entrypoint told watch.
-        [ "$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | sort -u)" = "$node_ip:$metrics_port" ] ||
-                fail "[$v] the metrics port is listened on at [$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | tr '\n' ' ')], not $node_ip:$metrics_port alone"
+        # On the node's IP, as the entrypoint told watch, and 127.0.0.1 for the node's own clients.
+        [ "$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | sort -u | tr '\n' ' ')" = \
+                "$(printf '%s\n' "127.0.0.1:$metrics_port" "$node_ip:$metrics_port" | sort -u | tr '\n' ' ')" ] ||
+                fail "[$v] the metrics port is listened on at [$(ss -Hltn "sport = :$metrics_port" | awk '{ print $4 }' | tr '\n' ' ')], not $node_ip:$metrics_port and 127.0.0.1:$metrics_port"
 
         step "[$v] e) the same in the containerd pod"
         ctr_start "$v" containerd "$cg_prefix-p2-web" "$uid2" ctr

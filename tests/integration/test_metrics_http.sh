@@ -4,9 +4,10 @@
 # HEAD; a run of status slower than a scrape's timeout serves the last
 # output; oversized, slow and flooding clients are cut off while watch's
 # joins and createRuntimes go on, and a flood from another node (a network
-# namespace) leaves this node's /healthz room; the server's threads at a
-# low priority; TLS and basic auth from a web config, /healthz open to this
-# node only, and a web config that is refused leaves nothing listening.
+# namespace) leaves kubelet's probe, on the loopback, room; the server's
+# threads at a low priority; TLS and basic auth from a web config, /healthz
+# open on the loopback alone, and a web config that is refused leaves
+# nothing listening.
 #   test_metrics_http.sh HOOK RESCTRLFS SOURCE_DIR WATCH_UNIT
 set -u
 
@@ -85,13 +86,15 @@ STAMP=resctrl_metrics_timestamp_seconds
 stamp_of() { sed -n "s/^$STAMP //p"; } # < BODY
 without_stamp() { grep -v "$STAMP"; }  # < BODY
 
-# The nice value of each of process PID's threads, "TID NICE" a line.
+# The name and nice value of each of process PID's threads but the first,
+# "NAME NICE" a line.
 thread_nices() { # PID
         local t stat fields
         for t in /proc/"$1"/task/*; do
+                [ "${t##*/}" = "$1" ] && continue
                 read -r stat 2>/dev/null <"$t/stat" || continue
                 read -ra fields <<<"${stat##*) }"
-                echo "${t##*/} ${fields[16]}"
+                echo "$(cat "$t/comm") ${fields[16]}"
         done
 }
 
@@ -111,9 +114,10 @@ test_endpoints() {
                 diff <(series <"$WORK/status.prom") <(without_stamp <<<"$body" | series)
         check "/metrics: ends with when its run of status began, within a minute of now" \
                 awk -v now="$(date +%s)" '{ exit !($1 > now - 60 && $1 <= now + 1) }' <<<"$(stamp_of <<<"$body")"
-        check "the HTTP server's threads at nice 10, watch's loop at 0" \
-                awk -v main="$WATCH" '$1 == main { m = ($2 == 0) } $1 != main { n++; if ($2 != 10) bad = 1 }
-                        END { exit !(m && n >= 3 && !bad) }' <<<"$(thread_nices "$WATCH")"
+        check "the HTTP server's threads at nice 10, but the one that runs status" \
+                awk '$1 == "http-refresher" { r = ($2 == 0) } $1 ~ /^(MHD-|http-reaper)/ { n++; if ($2 != 10) bad = 1 }
+                        END { exit !(r && n >= 2 && !bad) }' <<<"$(thread_nices "$WATCH")"
+        check "watch's loop at nice 0" [ "$(awk '{ print $19 }' "/proc/$WATCH/stat")" = 0 ]
         check "/metrics: the pod's series" grep -q "^resctrl_pod_threads{pod_uid=\"$UID1\"" <<<"$body"
         check "/metrics: watch runs" grep -qx 'resctrl_watch_running 1' <<<"$body"
         check "/metrics: promtool takes it" sh -c \
@@ -278,14 +282,15 @@ test_flood() {
 
 # A network namespace as another node: a veth pair whose end here has
 # NODE_IP, and whose other end, in a namespace held by job $NS, has the
-# four addresses REMOTE_IPS (one address holds 8 connections at most). Its
-# processes work in $WORK, so that the harness finds them.
+# twelve addresses REMOTE_IPS (one address holds 8 connections at most).
+# Its processes work in $WORK, so that the harness finds them.
 REMOTE_IPS=()
 remote_setup() {
         local x=$((RANDOM % 512)) net i
         net=198.$((18 + x / 256)).$((x % 256))
         NODE_IP=$net.1
-        REMOTE_IPS=("$net.2" "$net.3" "$net.4" "$net.5")
+        REMOTE_IPS=()
+        for i in $(seq 2 13); do REMOTE_IPS+=("$net.$i"); done
         VETH=rmh-m$RANDOM
         (cd "$WORK" && exec unshare -n sleep 100000) &
         NS=$!
@@ -293,10 +298,10 @@ remote_setup() {
                 sh -c "[ \"\$(readlink /proc/$NS/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" || return 1
         ip link add "$VETH" type veth peer name "${VETH}p" &&
                 ip link set "${VETH}p" netns "$NS" &&
-                ip addr add "$NODE_IP/29" dev "$VETH" &&
+                ip addr add "$NODE_IP/28" dev "$VETH" &&
                 ip link set "$VETH" up || return 1
         remote ip link set "${VETH}p" up || return 1
-        for i in "${REMOTE_IPS[@]}"; do remote ip addr add "$i/29" dev "${VETH}p" || return 1; done
+        for i in "${REMOTE_IPS[@]}"; do remote ip addr add "$i/28" dev "${VETH}p" || return 1; done
 }
 remote() { (cd "$WORK" && exec nsenter -t "$NS" -n "$@"); } # COMMAND...: run on the other node
 remote_teardown() { # the pair goes with the namespace
@@ -306,9 +311,9 @@ remote_teardown() { # the pair goes with the namespace
         REMOTE_IPS=()
 }
 
-# Connections from the other node, from each of REMOTE_IPS as many as
-# libmicrohttpd takes from one address, each sending a request it never
-# ends; a connection closed is opened again at once, for as long as it runs.
+# Connections from the other node to NODE_IP:PORT, 8 from each of
+# REMOTE_IPS, each sending a request it never ends; a connection closed is
+# opened again at once, for as long as it runs: more than watch takes.
 flood_from_remote() { # PORT
         cat >"$WORK/flood.py" <<'PY'
 import socket, sys, time
@@ -330,6 +335,7 @@ while True:
             if s is not None:
                 s.close()
             s = socket.socket()
+            s.settimeout(5)
             try:
                 s.bind((src, 0))
                 s.connect((node, port))
@@ -343,36 +349,44 @@ PY
         FLOOD=$!
 }
 # Whether N connections or more to PORT from the other node are established.
-remote_holds() { # PORT N
-        [ "$(ss -Htn state established "( sport = :$1 )" | grep -c " ${NODE_IP%.*}\.[2-5]:")" -ge "$2" ]
+flooded() { # PORT N
+        [ "$(ss -Htn state established "( sport = :$1 )" | grep -c " ${NODE_IP%.*}\.[0-9]*:")" -ge "$2" ]
 }
 
-# kubelet's liveness probe comes from this node: a flood of connections
-# from elsewhere, as many as libmicrohttpd would take at all, leaves it
-# room all the same, and needs no password for /healthz, which every other
-# client needs; joins go on.
+# Given the node's address, watch listens on the loopback too, for the
+# node's own clients: kubelet's liveness probe asks /healthz there without
+# a password, which every other client needs, even while a flood from
+# elsewhere holds every connection watch takes on the node's address (and
+# that socket's queue); joins go on.
 test_remote_clients() {
-        local hash x i
+        local hash x i lo listening
         setup_pod || { echo "no cgroup v2: nothing to test"; return; }
         remote_setup || { remote_teardown; check "a network namespace with a veth pair" false; return; }
         hash=$(htpasswd -nbBC 10 prometheus pw | cut -d: -f2-)
         printf 'basic_auth_users:\n  prometheus: %s\n' "$hash" >"$WORK/web.yml"
         PORT=$(free_port)
         URL=http://$NODE_IP:$PORT
+        lo=http://127.0.0.1:$PORT
         "$HOOK" --config "$CONFIG" watch --interval 3600 --metrics-listen "$NODE_IP:$PORT" \
                 --web-config "$WORK/web.yml" >"$WOUT" 2>"$WERR" &
         WATCH=$!
-        check "watch serves on the node's address" wait_for "$WAIT_DAEMON" "watch serving $URL" serves
+        check "watch serves kubelet's probe on the loopback, without a password" \
+                wait_for "$WAIT_DAEMON" "watch serving $lo" serves_at "$lo/healthz"
+        listening=$(ss -Hltn "sport = :$PORT" | awk '{ print $4 }' | sort | tr '\n' ' ')
+        check "listening on the node's address and the loopback alone ($listening)" \
+                [ "$listening" = "127.0.0.1:$PORT $NODE_IP:$PORT " ]
+        check "the node's address, from this node: /healthz needs the password" [ "$(code "$URL/healthz")" = 401 ]
+        check "the loopback: /metrics needs it" [ "$(code "$lo/metrics")" = 401 ]
         check "from elsewhere, /metrics with the password: 200" \
                 [ "$(remote curl -s -o /dev/null -w '%{http_code}' --max-time 10 -u prometheus:pw "$URL/metrics")" = 200 ]
         check "from elsewhere, /healthz without it: 401" \
                 [ "$(remote curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$URL/healthz")" = 401 ]
-        check "from this node, /metrics without it: 401" [ "$(code "$URL/metrics")" = 401 ]
         flood_from_remote "$PORT"
-        check "the flood holds the connections it may have (24)" \
-                wait_for "$WAIT_DAEMON" "24 connections from elsewhere" remote_holds "$PORT" 24
+        check "the flood holds every connection watch takes on the node's address (32)" \
+                wait_for "$WAIT_DAEMON" "32 connections from elsewhere" flooded "$PORT" 32
         for i in 1 2 3; do
-                check "during the flood, this node's /healthz: 200 ($i of 3)" serves
+                check "during the flood, kubelet's probe: 200 within its 5 s ($i of 3)" \
+                        [ "$(code "$lo/healthz" --max-time 5)" = 200 ]
         done
         sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 1000' sh "$root/c1" </dev/null &
         x=$!
@@ -523,6 +537,7 @@ serves_newer_than() { # TIMESTAMP
 # A run of status slower than a scrape's timeout (as on a node of many
 # pods): the scrape gets the last run's output, its timestamp unchanged,
 # rather than nothing; once the slow run is done, its output is served.
+# watch stopped during a run kills it, and says nothing of it.
 test_slow_status() {
         local hook=$HOOK first second
         mount_emulator
@@ -536,8 +551,8 @@ test_slow_status() {
         first=$(curl -s --max-time 20 "$URL/metrics" | stamp_of)
         check "a first output, with its timestamp" [ -n "$first" ]
         # status from now on: waits for $WORK/go, then runs.
-        printf '#!/bin/sh\nwhile [ ! -e "%s" ]; do sleep 0.1; done\nexec "%s" "$@"\n' \
-                "$WORK/go" "$WORK/bin/real" >"$WORK/bin/new"
+        printf '#!/bin/sh\necho $$ >"%s"\nwhile [ ! -e "%s" ]; do sleep 0.1; done\nexec "%s" "$@"\n' \
+                "$WORK/hung" "$WORK/go" "$WORK/bin/real" >"$WORK/bin/new"
         chmod 0755 "$WORK/bin/new"
         mv "$WORK/bin/new" "$WORK/bin/resctrl-mon-hook"
         sleep 2.1 # what is tested: the first output no longer fresh
@@ -548,13 +563,22 @@ test_slow_status() {
                 [ "$(sed '$d' <<<"$second" | stamp_of)" = "$first" ]
         touch "$WORK/go"
         check "the slow run done: its output" wait_for "$WAIT_DAEMON" "a later timestamp" serves_newer_than "$first"
+        rm -f "$WORK/go" "$WORK/hung"
+        sleep 2.1 # what is tested: the output no longer fresh
+        curl -s --max-time 20 -o /dev/null -H 'X-Prometheus-Scrape-Timeout-Seconds: 2' "$URL/metrics"
+        wait_for "$WAIT_PROCESS" "a slow run started" test -s "$WORK/hung"
+        kill "$WATCH"
+        check "watch stopped during a run: it exits" wait_for "$WAIT_DAEMON" "watch's exit" \
+                sh -c "! kill -0 $WATCH 2>/dev/null"
+        check "the run killed" wait_for "$WAIT_PROCESS" "the slow status killed" hung_status_gone
+        check "nothing said of it" [ ! -s "$WERR" ]
         stop_watch
 }
 
 # A status that closes its pipes and hangs (a binary replaced under watch,
 # as an upgrade does; an exit that waits on a FUSE resctrl which does not
-# answer) is killed at the run's bound all the same: the scrape gets 503
-# within it, and /healthz answers meanwhile.
+# answer) is killed at the run's bound all the same; the scrape gets 503 at
+# its wait's bound, and /healthz answers meanwhile.
 test_status_hangs_closed() {
         local hook=$HOOK code_file=$WORK/metrics.code
         mount_emulator
@@ -573,8 +597,8 @@ test_status_hangs_closed() {
         check "a hung status: /healthz answers" serves
         wait "$scrape"
         check "a hung status: the scrape gets 503 (got $(cat "$code_file"))" [ "$(cat "$code_file")" = 503 ]
-        check "a hung status: killed at its run's bound" \
-                wait_for "$WAIT_PROCESS" "the hung status killed" hung_status_gone
+        check "a hung status: killed at its run's bound (30 s)" \
+                wait_for $((30 + WAIT_PROCESS)) "the hung status killed" hung_status_gone
         stop_watch
 }
 
