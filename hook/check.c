@@ -765,10 +765,10 @@ static void count_waiting(const struct pod_state *st, const char *uid, struct co
 {
         for (size_t i = 0; i < st->n_members; i++) {
                 const struct member *m = &st->members[i];
-                uint64_t started, waited;
+                const char *why;
+                uint64_t waited;
 
-                if (!pod_member_is_waiting(m) ||
-                    proc_start_time(c->proc_fd, m->pid, &started) < 0 || started != m->start_time)
+                if (!pod_member_is_waiting(m) || pod_member_is_live(c->proc_fd, m, &why) != 1)
                         continue;
                 waited = pod_member_waited_sec(m);
                 if (++c->waiting == 1 || waited > c->waited_most) {

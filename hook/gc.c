@@ -125,7 +125,7 @@ static void drop_dead_members(struct gc *gc, struct pod_session *s)
         for (size_t i = 0; i < s->st.n_members;) {
                 const struct member *m = &s->st.members[i];
                 const char *why = NULL;
-                int r = pod_member_is_live(&gc->env, m, &why);
+                int r = pod_member_is_live(gc->env.proc_fd, m, &why);
 
                 if (r < 0)
                         log_warning_errno(r, "cannot tell whether pid %d of pod %s runs; kept",
@@ -535,7 +535,7 @@ static int merge_intake(struct gc *gc, struct pod_session *s, const struct pod_s
                 return -1;
         if (old && old->pid == m->pid && old->start_time == m->start_time)
                 return 0;
-        if (pod_member_is_live(&gc->env, m, &why) != 1)
+        if (pod_member_is_live(gc->env.proc_fd, m, &why) != 1)
                 return 0;
         report_member(gc, "take-in", s->uid, m, m->reason);
         if (s->dry_run)

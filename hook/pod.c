@@ -183,7 +183,7 @@ int pod_session_close(struct pod_session *s)
         return r;
 }
 
-int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why)
+int pod_member_is_live(int proc_fd, const struct member *m, const char **ret_why)
 {
         uint64_t start_time;
         bool running;
@@ -193,7 +193,7 @@ int pod_member_is_live(const struct pod_env *e, const struct member *m, const ch
                 *ret_why = "no pid";
                 return 0;
         }
-        r = proc_start_time_running(e->proc_fd, m->pid, &start_time, &running);
+        r = proc_start_time_running(proc_fd, m->pid, &start_time, &running);
         if (r == -ESRCH) {
                 *ret_why = "gone";
                 return 0;

@@ -88,10 +88,12 @@ int pod_session_load(struct pod_session *s, char **reterr);
  * not be loaded is never touched. 1 when the state was removed, 0, -errno. */
 int pod_session_close(struct pod_session *s);
 
-/* 1 when the member's init still runs: same start time (its pid was not
- * reused) and not a zombie. 0 when not, *ret_why saying how; -errno when
- * /proc cannot tell. */
-int pod_member_is_live(const struct pod_env *e, const struct member *m, const char **ret_why);
+/* The one rule of whether a member lives, for the stages, gc and the
+ * readers alike: 1 when its init still runs, seen in proc_fd's /proc: same
+ * start time (its pid was not reused) and not a zombie (gc drops a zombie
+ * as exited). 0 when not, *ret_why saying how; -errno when /proc cannot
+ * tell. */
+int pod_member_is_live(int proc_fd, const struct member *m, const char **ret_why);
 
 /* Why a container is unmonitored. Its member records it as text, which
  * begins with the kind's (unmonitored_text) and may go on with what the

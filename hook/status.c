@@ -23,6 +23,7 @@
 #include "macro.h"
 #include "oci.h"
 #include "outcome.h"
+#include "pod.h"
 #include "pod_threads.h"
 #include "proc.h"
 #include "prom.h"
@@ -95,10 +96,9 @@ struct node_view {
 
 static bool member_alive(const struct node_view *nv, const struct member *m)
 {
-        uint64_t start_time;
+        const char *why;
 
-        return m->pid > 0 && proc_start_time(nv->proc_fd, m->pid, &start_time) >= 0 &&
-               start_time == m->start_time;
+        return pod_member_is_live(nv->proc_fd, m, &why) == 1;
 }
 
 /* Raw minus baseline: true with *ret; false when unknown (a gauge, no value,

@@ -424,7 +424,7 @@ static const struct member *member_to_join(struct watch *w, struct pod_session *
                 : NULL;
         if (!m || !m->monitored)
                 return NULL;
-        r = pod_member_is_live(&w->env, m, &dead);
+        r = pod_member_is_live(w->env.proc_fd, m, &dead);
         if (r < 0 && trouble_due(w, TROUBLE_JOIN))
                 log_warning_errno(r, "cannot tell whether container %s of pod %s runs", e->member,
                                   e->uid);
