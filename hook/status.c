@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "abmc.h"
+#include "node_view.h"
 #include "cgroup.h"
 #include "command.h"
 #include "counters.h"
@@ -32,536 +33,6 @@
 #include "statedir.h"
 #include "watch_state.h"
 #include "text.h"
-
-#define STATUS_PODS_MAX 65536 /* more state files than RMIDs on any machine */
-
-struct group_view {
-        const struct group *g;
-        int error; /* reading the counters failed: -errno (-ENOENT: the group is gone) */
-        struct counter_reading *rd;
-        size_t n_rd;
-        int bandwidth;    /* ABMC: enum abmc_bandwidth of mbmEvents; -1: no ABMC, unknown */
-        unsigned missing; /* ABMC: (event, domain) pairs of mbmEvents without a counter */
-};
-
-/* One counter of a pod, summed across its domains and control groups. */
-struct total {
-        const char *name, *unit; /* borrowed from a reading */
-        enum counter_kind kind;
-        enum counter_state state; /* COUNTER_OK when at least one reading had a value */
-        struct counter_value sum, delta;
-        bool sum_ok;   /* false: the readings could not be added (overflow, mixed scales) */
-        bool delta_ok; /* every summed reading had a usable baseline */
-        size_t n_unreadable;
-};
-
-struct pod_view {
-        char uid[POD_UID_LEN + 1];
-        struct pod_state st;
-        char *why; /* the state file could not be read */
-        struct group_view *groups;
-        struct total *totals;
-        size_t n_totals;
-        unsigned threads;               /* of its live monitored containers */
-        unsigned threads_in;            /* of those, in the pod's groups */
-        unsigned threads_elsewhere;     /* of those, in another monitoring or control group */
-        int64_t created_ms, removed_ms; /* a finished pod's (Unix ms; 0: unknown) */
-};
-
-struct node_view {
-        const struct config *config;
-        int proc_fd;
-        char boot_id[BOOT_ID_LEN + 1]; /* this boot's; "" when unknown */
-        uint64_t pid_ns;               /* this process's; 0 when unknown */
-        enum rmid_budget rule;         /* NODE or CTRL_GROUP (rdt_budget_rule) */
-        int budget;                    /* NODE: groups of the node; -errno when unknown or CTRL */
-        int per_ctrl;                  /* CTRL_GROUP: groups of each control group; -errno */
-        struct rdt_ctrl_usage *ctrls;  /* CTRL_GROUP: each control group's */
-        size_t n_ctrls;
-        bool abmc; /* counters must be assigned (mbm_event mode): total and available are read */
-        int64_t gc_last_pass; /* wall-clock seconds of the last gc pass's end; 0: none recorded */
-        bool watch_running;   /* watch.state names a watch that runs: watch holds its figures */
-        struct watch_state watch;
-        struct abmc_counts mbm_total, mbm_available;
-        unsigned in_use, owned;
-        unsigned unmonitored[_UNMONITORED_MAX];
-        unsigned threads, threads_in, threads_elsewhere; /* every pod's, summed */
-        struct outcome *outcomes;
-        size_t n_outcomes;
-        struct pod_view *pods;
-        size_t n_pods;
-        struct pod_view *finished; /* pods whose group the hook removed: its final counters */
-        size_t n_finished;
-};
-
-static bool member_alive(const struct node_view *nv, const struct member *m)
-{
-        const char *why;
-
-        return pod_member_is_live(nv->proc_fd, m, &why) == 1;
-}
-
-/* Raw minus baseline: true with *ret; false when unknown (a gauge, no value,
- * no baseline, or the counter went back: its RMID was reset). */
-static bool reading_delta(const struct group *g, const struct counter_reading *rd,
-                          struct counter_value *ret)
-{
-        char key[2 * NAME_MAX + 2];
-        const struct counter_value *b;
-
-        if (rd->kind != COUNTER_CUMULATIVE || rd->state != COUNTER_OK)
-                return false;
-        snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
-        b = pod_state_group_baseline(g, key);
-        return b && counter_value_sub(&rd->value, b, ret) >= 0;
-}
-
-/* Is rd's cumulative counter waiting for its baseline (baseline_pending:
- * not readable when the group was taken, its first value to be taken at
- * the group's next claim)? Until then it has no delta, and its raw value,
- * then a delta near 0, would be a counter reset to Prometheus. */
-static bool baseline_pending(const struct group *g, const struct counter_reading *rd)
-{
-        char key[2 * NAME_MAX + 2];
-
-        if (rd->kind != COUNTER_CUMULATIVE)
-                return false;
-        snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
-        for (size_t i = 0; i < g->n_pending; i++)
-                if (strcmp(g->pending[i], key) == 0)
-                        return true;
-        return false;
-}
-
-static struct total *total_get(struct pod_view *pv, const struct counter_reading *rd)
-{
-        struct total *a;
-
-        for (size_t i = 0; i < pv->n_totals; i++)
-                if (strcmp(pv->totals[i].name, rd->name) == 0)
-                        return &pv->totals[i];
-        a = realloc(pv->totals, (pv->n_totals + 1) * sizeof(*a));
-        if (!a)
-                return NULL;
-        pv->totals = a;
-        a[pv->n_totals] = (struct total){
-            .name = rd->name,
-            .unit = rd->unit,
-            .kind = rd->kind,
-            .state = rd->state,
-            .sum = {.scale = rd->value.scale},
-            .delta = {.scale = rd->value.scale},
-            .sum_ok = true,
-            .delta_ok = rd->kind == COUNTER_CUMULATIVE,
-        };
-        return &a[pv->n_totals++];
-}
-
-static int add_to_total(struct pod_view *pv, const struct group *g,
-                        const struct counter_reading *rd)
-{
-        struct total *t = total_get(pv, rd);
-        struct counter_value d;
-
-        if (!t)
-                return -ENOMEM;
-        if (rd->state != COUNTER_OK) {
-                t->n_unreadable++;
-                return 0;
-        }
-        if (t->state != COUNTER_OK) { /* the first value after unreadable ones */
-                t->state = COUNTER_OK;
-                t->sum.scale = t->delta.scale = rd->value.scale;
-        }
-        t->sum_ok = t->sum_ok && counter_value_add(&t->sum, &rd->value) >= 0;
-        t->delta_ok =
-            t->delta_ok && reading_delta(g, rd, &d) && counter_value_add(&t->delta, &d) >= 0;
-        return 0;
-}
-
-static int pod_totals(struct pod_view *pv)
-{
-        for (size_t i = 0; i < pv->st.n_groups; i++)
-                for (size_t j = 0; j < pv->groups[i].n_rd; j++) {
-                        int r = add_to_total(pv, pv->groups[i].g, &pv->groups[i].rd[j]);
-
-                        if (r < 0)
-                                return r;
-                }
-        return 0;
-}
-
-static void pod_view_done(struct pod_view *pv)
-{
-        for (size_t i = 0; pv->groups && i < pv->st.n_groups; i++)
-                free(pv->groups[i].rd);
-        free(pv->groups);
-        free(pv->totals);
-        free(pv->why);
-        pod_state_done(&pv->st);
-}
-
-static void node_view_done(struct node_view *nv)
-{
-        for (size_t i = 0; i < nv->n_pods; i++)
-                pod_view_done(&nv->pods[i]);
-        free(nv->pods);
-        for (size_t i = 0; i < nv->n_finished; i++)
-                pod_view_done(&nv->finished[i]);
-        free(nv->finished);
-        free(nv->outcomes);
-        free(nv->ctrls);
-        closep(&nv->proc_fd);
-}
-
-static int add_pod(struct node_view *nv, int state_fd, const char *uid)
-{
-        struct pod_view *a, *pv;
-        int r;
-
-        if (nv->n_pods >= STATUS_PODS_MAX)
-                return -E2BIG;
-        a = realloc(nv->pods, (nv->n_pods + 1) * sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        nv->pods = a;
-        pv = &a[nv->n_pods];
-        *pv = (struct pod_view){0};
-        snprintf(pv->uid, sizeof(pv->uid), "%s", uid);
-        /* Without the pod lock: the file is replaced by rename, never torn. */
-        r = pod_state_load(state_fd, uid, &pv->st, &pv->why);
-        /* Containers left for gc and watch (intake.h) show as waiting. */
-        if ((r >= 0 || r == -ENOENT) &&
-            intake_view(state_fd, uid, nv->pid_ns, nv->boot_id, &pv->st) > 0)
-                r = 0;
-        if (r == -ENOENT)
-                return 0; /* its last poststop ran meanwhile */
-        if (r < 0 && !pv->why && asprintf(&pv->why, "%s", strerror(-r)) < 0)
-                return -ENOMEM;
-        if (r >= 0 && pod_state_of_other_boot(&pv->st, nv->boot_id, nv->pid_ns)) {
-                if (asprintf(&pv->why,
-                             "written in an earlier boot (boot_id %s): its containers "
-                             "and groups are gone; gc removes it",
-                             pv->st.boot_id) < 0)
-                        return -ENOMEM;
-                pod_state_done(&pv->st);
-                pv->st = (struct pod_state){0};
-        }
-        pv->groups = calloc(pv->st.n_groups + 1, sizeof(*pv->groups));
-        if (!pv->groups)
-                return -ENOMEM;
-        for (size_t i = 0; i < pv->st.n_groups; i++)
-                pv->groups[i].g = &pv->st.groups[i];
-        nv->n_pods++;
-        return 0;
-}
-
-/* A record's counts since its group was made: each cumulative reading less
- * its baseline, which is then 0, so that records of the same group's
- * incarnations add up. A counter that went back keeps its raw value. */
-static int apply_baselines(struct finished_pod *f)
-{
-        struct group *g = &f->group;
-        int r = 0;
-
-        for (size_t i = 0; i < f->n_rd; i++) {
-                struct counter_value d;
-
-                if (reading_delta(g, &f->rd[i], &d))
-                        f->rd[i].value = d;
-        }
-        pod_state_group_clear_baseline(g);
-        for (size_t i = 0; r >= 0 && i < f->n_rd; i++) {
-                const struct counter_reading *rd = &f->rd[i];
-                char key[2 * NAME_MAX + 2];
-
-                if (rd->kind != COUNTER_CUMULATIVE || rd->state != COUNTER_OK)
-                        continue;
-                (void) snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
-                r = pod_state_group_set_baseline(g, key,
-                                                 &(struct counter_value){0, rd->value.scale});
-        }
-        return r;
-}
-
-/* Another record of a finished pod's group in the same control group (it
- * was made again after it went): its counts added to the view's, so that
- * one series says the pod's count there, and the times widened. */
-static int merge_finished(struct pod_view *pv, const struct finished_pod *f)
-{
-        struct group_view *gv = &pv->groups[0];
-
-        for (size_t i = 0; i < f->n_rd; i++) {
-                const struct counter_reading *rd = &f->rd[i];
-                struct counter_reading *have = NULL, *a;
-                char key[2 * NAME_MAX + 2];
-
-                for (size_t j = 0; j < gv->n_rd && !have; j++)
-                        if (strcmp(gv->rd[j].domain, rd->domain) == 0 &&
-                            strcmp(gv->rd[j].name, rd->name) == 0)
-                                have = &gv->rd[j];
-                if (have && have->state == COUNTER_OK && rd->state == COUNTER_OK)
-                        (void) counter_value_add(&have->value, &rd->value); /* kept on overflow */
-                else if (have && rd->state == COUNTER_OK)
-                        *have = *rd;
-                if (have)
-                        continue;
-                a = reallocarray(gv->rd, gv->n_rd + 1, sizeof(*a));
-                if (!a)
-                        return -ENOMEM;
-                gv->rd = a;
-                a[gv->n_rd++] = *rd;
-                (void) snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
-                if (rd->state == COUNTER_OK &&
-                    pod_state_group_set_baseline(&pv->st.groups[0], key,
-                                                 &(struct counter_value){0, rd->value.scale}) < 0)
-                        return -ENOMEM;
-        }
-        if (f->created_ms > 0 && (pv->created_ms == 0 || f->created_ms < pv->created_ms))
-                pv->created_ms = f->created_ms;
-        if (f->removed_ms > pv->removed_ms)
-                pv->removed_ms = f->removed_ms;
-        return 0;
-}
-
-/* A finished pod's record as the view of a pod with one group, whose
- * readings are those read right before its removal: the totals, JSON and
- * series of live pods then serve it too. Takes what f holds. */
-static int add_finished(struct node_view *nv, struct finished_pod *f)
-{
-        struct pod_view *pv = &nv->finished[nv->n_finished];
-
-        *pv = (struct pod_view){.created_ms = f->created_ms, .removed_ms = f->removed_ms};
-        memcpy(pv->uid, f->uid, sizeof(pv->uid));
-        pv->st.groups = calloc(1, sizeof(*pv->st.groups));
-        pv->groups = calloc(1, sizeof(*pv->groups));
-        if (!pv->st.groups || !pv->groups) {
-                pod_view_done(pv);
-                return -ENOMEM;
-        }
-        pv->st.namespace = TAKE_PTR(f->namespace);
-        pv->st.pod_name = TAKE_PTR(f->pod_name);
-        pv->st.groups[0] = f->group;
-        f->group = (struct group){0};
-        pv->st.n_groups = 1;
-        pv->groups[0] = (struct group_view){
-            .g = &pv->st.groups[0], .rd = TAKE_PTR(f->rd), .n_rd = f->n_rd, .bandwidth = -1};
-        f->n_rd = 0;
-        nv->n_finished++;
-        return 0;
-}
-
-static struct pod_view *finished_view(struct node_view *nv, const struct finished_pod *f)
-{
-        for (size_t i = 0; i < nv->n_finished; i++)
-                if (nv->finished[i].st.n_groups == 1 && strcmp(nv->finished[i].uid, f->uid) == 0 &&
-                    strcmp(nv->finished[i].st.groups[0].ctrl, f->group.ctrl) == 0)
-                        return &nv->finished[i];
-        return NULL;
-}
-
-/* Is f's group still there: its removal was killed between the record and
- * the rmdir? Then its counters are the live pod's, not yet final. */
-static bool group_lives(const struct node_view *nv, const struct finished_pod *f)
-{
-        for (size_t i = 0; i < nv->n_pods; i++) {
-                const struct pod_view *pv = &nv->pods[i];
-
-                if (strcmp(pv->uid, f->uid) != 0)
-                        continue;
-                for (size_t j = 0; j < pv->st.n_groups; j++)
-                        if (finished_pod_is_of(f, pv->groups[j].g) &&
-                            pv->groups[j].error != -ENOENT)
-                                return true;
-        }
-        return false;
-}
-
-/* The final counters kept in stateDir/finished/ (finished.h), but those of
- * groups still there. */
-static int gather_finished(struct node_view *nv)
-{
-        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
-        struct finished_pod *f = NULL;
-        unsigned bad = 0;
-        size_t n = 0;
-        int r;
-
-        r = statedir_open(nv->config->state_dir, false, &state_fd);
-        if (r >= 0)
-                r = statedir_open_finished(state_fd, false, &dir_fd);
-        if (r == -ENOENT)
-                return 0; /* no hook has run, or removed a group, yet */
-        if (r >= 0)
-                r = finished_load(dir_fd, nv->config->final_counters_sec, &f, &n, &bad);
-        if (r < 0)
-                return r;
-        if (bad > 0)
-                log_warning("%u records of final counters in %s/%s do not parse; passed over", bad,
-                            nv->config->state_dir, STATEDIR_FINISHED);
-        nv->finished = calloc(n + 1, sizeof(*nv->finished));
-        if (!nv->finished)
-                r = -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                struct pod_view *pv;
-
-                if (r >= 0 && !group_lives(nv, &f[i])) {
-                        r = apply_baselines(&f[i]);
-                        pv = finished_view(nv, &f[i]);
-                        if (r >= 0)
-                                r = pv ? merge_finished(pv, &f[i]) : add_finished(nv, &f[i]);
-                }
-                finished_pod_done(&f[i]);
-        }
-        free(f);
-        for (size_t i = 0; r >= 0 && i < nv->n_finished; i++)
-                r = pod_totals(&nv->finished[i]);
-        return r;
-}
-
-static int gather_pods(struct node_view *nv)
-{
-        _cleanup_free_ struct statedir_pod *pods = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-        size_t n = 0;
-        int r;
-
-        r = statedir_open(nv->config->state_dir, false, &fd);
-        if (r == -ENOENT)
-                return 0; /* no hook has run yet */
-        if (r >= 0)
-                r = statedir_scan(fd, &pods, &n);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (pods[i].members || pods[i].intake)
-                        r = add_pod(nv, fd, pods[i].uid);
-        if (r < 0)
-                return r;
-        if (fstatat(fd, STATEDIR_GC_LAST_PASS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode))
-                nv->gc_last_pass = st.st_mtim.tv_sec;
-        nv->watch_running = watch_state_load(fd, &nv->watch) == 0 &&
-                            watch_state_is_live(nv->proc_fd, &nv->watch) == 1;
-        return outcome_read_all(fd, &nv->outcomes, &nv->n_outcomes);
-}
-
-static void read_group(const struct node_view *nv, int root_fd, const char *uid,
-                       struct group_view *gv)
-{
-        _cleanup_close_ int fd = -EBADF;
-        struct abmc_assignments a;
-
-        gv->error = rdt_mon_group_open(root_fd, gv->g->ctrl, uid, &fd);
-        if (gv->error >= 0)
-                gv->error = counters_read(fd, false, &gv->rd, &gv->n_rd);
-        gv->bandwidth = -1;
-        if (!nv->abmc || abmc_group_assignments(root_fd, gv->g->ctrl, uid, &a) < 0)
-                return;
-        gv->bandwidth = (int) abmc_bandwidth(&a, nv->config->mbm_events);
-        for (int ev = 0; ev < ABMC_EVENTS; ev++)
-                for (size_t i = 0; i < a.n; i++)
-                        gv->missing += (nv->config->mbm_events & (1U << ev)) && a.listed[ev] &&
-                                       !a.assigned[ev][i];
-}
-
-/* Reads every group's counters and counts the groups in use, each pod's and
- * the count under the kernel's shared lock, so that no cooperating tool
- * changes a group meanwhile; taken per pod, so that a hook waiting to
- * change one waits for one pod's reads at most. The pod's coverage, a walk
- * of every thread of its containers, is a snapshot that needs no lock: it
- * is read after. */
-static int gather_resctrl(struct node_view *nv)
-{
-        _cleanup_(cgroup_mounts_close) struct cgroup_mounts mounts = CGROUP_MOUNTS_INIT;
-        _cleanup_close_ int root_fd = -EBADF;
-        unsigned budget;
-        int r;
-
-        (void) cgroup_mounts_open(nv->proc_fd, &mounts); /* without: the inits' threads */
-
-        r = rdt_open(nv->config->resctrl_path, nv->config->require_resctrl_fs, &root_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot open resctrl at '%s'", nv->config->resctrl_path);
-        nv->rule = rdt_budget_rule(nv->config->rmid_budget);
-        if (nv->rule == RMID_BUDGET_NODE) {
-                r = rdt_rmid_budget(root_fd, &budget);
-                nv->budget = r < 0 ? r : (int) budget;
-                nv->per_ctrl = -ENOTSUP;
-        } else {
-                r = rdt_mon_groups_per_ctrl(root_fd, &budget);
-                nv->per_ctrl = r < 0 ? r : (int) budget;
-                nv->budget = -ENOTSUP;
-        }
-        nv->abmc = abmc_active(root_fd) == 1 &&
-                   abmc_counters(root_fd, &nv->mbm_total, &nv->mbm_available) >= 0;
-
-        for (size_t i = 0; i < nv->n_pods; i++) {
-                struct pod_coverage cover;
-
-                r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
-                if (r < 0)
-                        return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                               nv->config->lock_timeout_ms);
-                for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
-                        read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
-                rdt_unlock(root_fd);
-                pod_coverage(nv->proc_fd, root_fd, &mounts, nv->pods[i].uid, &nv->pods[i].st,
-                             &cover);
-                nv->pods[i].threads = cover.threads;
-                nv->pods[i].threads_in = cover.in;
-                nv->pods[i].threads_elsewhere = cover.elsewhere;
-                nv->threads += nv->pods[i].threads;
-                nv->threads_in += nv->pods[i].threads_in;
-                nv->threads_elsewhere += nv->pods[i].threads_elsewhere;
-        }
-        r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
-        if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       nv->config->lock_timeout_ms);
-        r = rdt_groups_count(root_fd, &nv->in_use);
-        if (r >= 0 && nv->rule == RMID_BUDGET_CTRL_GROUP)
-                r = rdt_mon_groups_count(root_fd, &nv->ctrls, &nv->n_ctrls);
-        rdt_unlock(root_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot list the groups");
-        return 0;
-}
-
-static int gather(struct node_view *nv)
-{
-        int r;
-
-        r = proc_open(&nv->proc_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot open /proc");
-        if (proc_boot_id(nv->proc_fd, nv->boot_id) < 0)
-                nv->boot_id[0] = '\0';
-        if (proc_pid_ns(nv->proc_fd, &nv->pid_ns) < 0)
-                nv->pid_ns = 0;
-        r = gather_pods(nv);
-        if (r < 0)
-                return log_error_errno(r, "cannot read the state directory '%s'",
-                                       nv->config->state_dir);
-        r = gather_resctrl(nv);
-        if (r < 0)
-                return r;
-        r = gather_finished(nv);
-        if (r < 0)
-                return log_error_errno(r, "cannot read the final counters in '%s/%s'",
-                                       nv->config->state_dir, STATEDIR_FINISHED);
-        for (size_t i = 0; i < nv->n_pods; i++) {
-                struct pod_view *pv = &nv->pods[i];
-
-                for (size_t j = 0; j < pv->st.n_groups; j++)
-                        nv->owned += pv->st.groups[j].owned && pv->groups[j].error != -ENOENT;
-                for (size_t j = 0; j < pv->st.n_members; j++)
-                        if (!pv->st.members[j].monitored)
-                                nv->unmonitored[unmonitored_of(pv->st.members[j].reason)]++;
-                if (pod_totals(pv) < 0)
-                        return log_error_errno(-ENOMEM, "out of memory");
-        }
-        return 0;
-}
 
 /* --- output ----------------------------------------------------------------- */
 
@@ -615,13 +86,13 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
 
                         if (m->monitored && strcmp(m->ctrl, gv->g->ctrl) == 0)
                                 printf("    %-24s pid %-8d %s\n", cell(a, m->id), m->pid,
-                                       member_alive(nv, m) ? "alive" : "gone");
+                                       pv->live[j] ? "alive" : "gone");
                 }
         }
         for (size_t j = 0; j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
 
-                bool alive = member_alive(nv, m);
+                bool alive = pv->live[j];
 
                 if (m->monitored)
                         continue;
@@ -738,7 +209,7 @@ static void print_table(const struct node_view *nv)
                        (long long) (time(NULL) - (time_t) nv->gc_last_pass));
         else
                 printf("gc: no pass recorded since boot\n");
-        if (nv->watch_running)
+        if (nv->watch_live > 0)
                 printf("watch: pid %d, %s; threads joined: %" PRIu64 " at execs, %" PRIu64
                        " in its gc passes; events lost %" PRIu64 " times\n",
                        (int) nv->watch.pid,
@@ -788,7 +259,7 @@ static json_t *json_readings(const struct group_view *gv)
                                "name", rd->name, "kind", counter_kind_to_string(rd->kind), "unit",
                                rd->unit, "state", counter_state_to_string(rd->state), "value",
                                json_value(ok, &rd->value), "baseline", json_value(b != NULL, b),
-                               "delta", json_value(reading_delta(gv->g, rd, &d), &d))) < 0)
+                               "delta", json_value(group_reading_delta(gv->g, rd, &d), &d))) < 0)
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -807,9 +278,9 @@ static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv
                         const struct member *m = &pv->st.members[j];
 
                         if (m->monitored && strcmp(m->ctrl, gv->g->ctrl) == 0 &&
-                            json_array_append_new(members, json_pack("{s:s, s:i, s:b}", "id", m->id,
-                                                                     "pid", m->pid, "alive",
-                                                                     member_alive(nv, m))) < 0)
+                            json_array_append_new(members,
+                                                  json_pack("{s:s, s:i, s:b}", "id", m->id, "pid",
+                                                            m->pid, "alive", pv->live[j])) < 0)
                                 return NULL;
                 }
                 group_path(nv, pv, gv->g, path, sizeof(path));
@@ -856,7 +327,7 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
         for (size_t j = 0; unmonitored && j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
 
-                bool alive = member_alive(nv, m);
+                bool alive = pv->live[j];
 
                 if (!m->monitored &&
                     json_array_append_new(
@@ -883,7 +354,7 @@ static json_t *json_pod(const struct node_view *nv, const struct pod_view *pv)
 /* The running watch's figures; null when none runs. */
 static json_t *json_watch(const struct node_view *nv)
 {
-        if (!nv->watch_running)
+        if (nv->watch_live <= 0)
                 return json_null();
         return json_pack("{s:i, s:b, s:{s:I, s:I}, s:I, s:I}", "pid", (int) nv->watch.pid, "events",
                          nv->watch.events, "joins", "watch", (json_int_t) nv->watch.joins_watch,
@@ -1004,6 +475,23 @@ static int prom_counter_error(struct prom_writer *w, const char *const *labels, 
                         l, "1");
 }
 
+/* Is rd's cumulative counter waiting for its baseline (baseline_pending:
+ * not readable when the group was taken, its first value to be taken at
+ * the group's next claim)? Until then it has no delta, and its raw value,
+ * then a delta near 0, would be a counter reset to Prometheus. */
+static bool baseline_pending(const struct group *g, const struct counter_reading *rd)
+{
+        char key[2 * NAME_MAX + 2];
+
+        if (rd->kind != COUNTER_CUMULATIVE)
+                return false;
+        snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (strcmp(g->pending[i], key) == 0)
+                        return true;
+        return false;
+}
+
 /* A counter's value for Prometheus: the count since the hook started using
  * the group where a baseline exists, so that a reused RMID's residue is no
  * increase; the raw value otherwise. A re-created group starts again near
@@ -1040,7 +528,7 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
                      gauge ? "" : ", since the hook started using the group",
                      final ? ", when the hook removed it (kept finalCountersSeconds)" : "") < 0)
                 return -ENOMEM;
-        r = counter_value_format(reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
+        r = counter_value_format(group_reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
                                  sizeof(value));
         if (r < 0)
                 return r;
@@ -1097,18 +585,18 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
                               (uint64_t) nv->gc_last_pass);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_watch_running", "gauge",
-                              "1 while resctrl-mon-hook watch runs", NULL, nv->watch_running);
-        if (r >= 0 && nv->watch_running)
+                              "1 while resctrl-mon-hook watch runs", NULL, nv->watch_live > 0);
+        if (r >= 0 && nv->watch_live > 0)
                 r = prom_uint(w, "resctrl_watch_events", "gauge",
                               "1 while the running watch receives the kernel's process events",
                               NULL, nv->watch.events);
-        for (int by = 0; r >= 0 && nv->watch_running && by < 2; by++)
+        for (int by = 0; r >= 0 && nv->watch_live > 0 && by < 2; by++)
                 r = prom_uint(w, "resctrl_joins_total", "counter",
                               "Threads the running watch put into their pods' groups, at an "
                               "exec event or in its gc passes",
                               (const char *const[]){"by", by == 0 ? "watch" : "gc", NULL},
                               by == 0 ? nv->watch.joins_watch : nv->watch.joins_gc);
-        if (r >= 0 && nv->watch_running)
+        if (r >= 0 && nv->watch_live > 0)
                 r = prom_uint(w, "resctrl_watch_lost_events_total", "counter",
                               "Times the kernel dropped process events for the running watch", NULL,
                               nv->watch.lost_events);
@@ -1136,7 +624,7 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
 
 /* The pod's own series: its containers' threads and those outside its groups,
  * its containers waiting for an RMID, the bandwidth counters it lacks. */
-static int prom_pod(struct prom_writer *w, const struct node_view *nv, const struct pod_view *pv)
+static int prom_pod(struct prom_writer *w, const struct pod_view *pv)
 {
         const char *labels[] = {"pod_uid",   pv->uid,
                                 "namespace", or_dash(pv->st.namespace),
@@ -1159,7 +647,7 @@ static int prom_pod(struct prom_writer *w, const struct node_view *nv, const str
         for (size_t j = 0; r >= 0 && j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
 
-                if (pod_member_is_waiting(m) && member_alive(nv, m))
+                if (pod_view_member_waits(pv, j))
                         r = prom_uint(w, "resctrl_container_waiting_seconds", "gauge",
                                       "How long a live container left unmonitored for want of an "
                                       "RMID has waited; gc brings it in once one is free",
@@ -1216,7 +704,7 @@ static int render_prometheus(const struct node_view *nv, char **ret)
 
         r = prom_node(&w, nv);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
-                r = prom_pod(&w, nv, &nv->pods[i]);
+                r = prom_pod(&w, &nv->pods[i]);
         for (size_t i = 0; r >= 0 && i < nv->n_pods; i++)
                 r = prom_readings(&w, &nv->pods[i], false);
         for (size_t i = 0; r >= 0 && i < nv->n_finished; i++)
@@ -1322,10 +810,37 @@ static int emit(const struct node_view *nv, enum format format, const char *outp
         return 0;
 }
 
+/* The whole model, each failure logged. */
+static int gather(struct node_view *nv, const struct config *config)
+{
+        _cleanup_close_ int root_fd = -EBADF;
+        int r;
+
+        r = node_view_open(nv, config);
+        if (r < 0 && nv->proc_fd < 0)
+                return log_error_errno(r, "cannot open /proc");
+        if (r < 0)
+                return log_error_errno(r, "cannot read the state directory '%s'",
+                                       config->state_dir);
+        r = rdt_open(config->resctrl_path, config->require_resctrl_fs, &root_fd);
+        if (r < 0)
+                return log_error_errno(r, "cannot open resctrl at '%s'", config->resctrl_path);
+        r = node_view_read_resctrl(nv, root_fd);
+        if (r < 0)
+                return r;
+        r = node_view_read_finished(nv);
+        if (r == -ENOMEM)
+                return log_error_errno(r, "out of memory");
+        if (r < 0)
+                return log_error_errno(r, "cannot read the final counters in '%s/%s'",
+                                       config->state_dir, STATEDIR_FINISHED);
+        return 0;
+}
+
 int status_main(const struct command_ctx *ctx, int argc, char **argv)
 {
         _cleanup_(config_done) struct config config = {0};
-        _cleanup_(node_view_done) struct node_view nv = {.proc_fd = -EBADF};
+        _cleanup_(node_view_done) struct node_view nv = NODE_VIEW_INIT;
         enum format format = FORMAT_TABLE;
         const char *output = NULL;
         int r;
@@ -1341,8 +856,7 @@ int status_main(const struct command_ctx *ctx, int argc, char **argv)
                 log_error("out of memory");
                 return COMMAND_FAILED;
         }
-        nv.config = &config;
-        if (gather(&nv) < 0 || emit(&nv, format, output) < 0)
+        if (gather(&nv, &config) < 0 || emit(&nv, format, output) < 0)
                 return COMMAND_FAILED;
         return COMMAND_OK;
 }
