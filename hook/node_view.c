@@ -334,7 +334,9 @@ static int read_finished(struct node_view *nv)
         return r;
 }
 
-/* The pods of stateDir, gc's last pass, watch.state, the outcomes. */
+/* gc's last pass, watch.state (read first: check tells whether watch
+ * runs even where a member file cannot be read), the pods of stateDir, the
+ * outcomes. */
 static int read_state_dir(struct node_view *nv)
 {
         _cleanup_free_ struct statedir_pod *pods = NULL;
@@ -342,17 +344,17 @@ static int read_state_dir(struct node_view *nv)
         size_t n = 0;
         int r;
 
+        if (fstatat(nv->state_fd, STATEDIR_GC_LAST_PASS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode))
+                nv->gc_last_pass = st.st_mtim.tv_sec;
+        r = watch_state_load(nv->state_fd, &nv->watch);
+        nv->watch_live = r < 0 ? r : watch_state_is_live(nv->proc_fd, &nv->watch);
         r = statedir_scan(nv->state_fd, &pods, &n);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (pods[i].members || pods[i].intake)
                         r = add_pod(nv, pods[i].uid);
         if (r < 0)
                 return r;
-        if (fstatat(nv->state_fd, STATEDIR_GC_LAST_PASS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode))
-                nv->gc_last_pass = st.st_mtim.tv_sec;
-        r = watch_state_load(nv->state_fd, &nv->watch);
-        nv->watch_live = r < 0 ? r : watch_state_is_live(nv->proc_fd, &nv->watch);
         return outcome_read_all(nv->state_fd, &nv->outcomes, &nv->n_outcomes);
 }
 

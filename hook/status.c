@@ -169,6 +169,7 @@ int status_main(const struct command_ctx *ctx, int argc, char **argv)
         r = parse_status_args(argc, argv, &o);
         if (r <= 0)
                 return r < 0 ? COMMAND_USAGE : COMMAND_OK;
+        /* Not command_setup: the model opens /proc itself (node_view_open). */
         if (config_init(&config) < 0) {
                 log_error("out of memory");
                 return COMMAND_FAILED;
