@@ -203,10 +203,10 @@ static bool rejoins(const struct hook_ctx *ctx, struct pod_session *s, const cha
 {
         const char *why;
 
+        /* A member that is not live: its poststop or gc drops it. */
         return (m->monitored || pod_member_is_pending(m)) && strcmp(m->ctrl, ctrl) == 0 &&
                strcmp(m->id, ctx->state->id) != 0 &&
-               pod_member_is_live(s->env->proc_fd, m, &why) ==
-                   1; /* else its poststop or gc drops it */
+               pod_member_is_live(s->env->proc_fd, m, &why) == 1;
 }
 
 /* Puts the inits of the other live members of (pod, ctrl) back into a group
