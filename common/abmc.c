@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,30 +11,24 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "rdt.h"
+#include "string_table.h"
 
 /* mbm_L3_assignments is two short lines per domain list; the info files one. */
 #define ABMC_FILE_MAX 8192
 
-static const char *const event_names[ABMC_EVENTS] = {"mbm_total_bytes", "mbm_local_bytes"};
-static const char *const bandwidth_names[] = {"full", "partial", "none"};
+static const char *const event_names[ABMC_EVENTS] = {
+    [ABMC_TOTAL] = "mbm_total_bytes",
+    [ABMC_LOCAL] = "mbm_local_bytes",
+};
+static const char *const bandwidth_names[] = {
+    [ABMC_FULL] = "full",
+    [ABMC_PARTIAL] = "partial",
+    [ABMC_NONE] = "none",
+};
 
-const char *abmc_event_name(enum abmc_event ev)
-{
-        return event_names[ev];
-}
-
-int abmc_event_from_name(const char *name)
-{
-        for (int ev = 0; ev < ABMC_EVENTS; ev++)
-                if (strcmp(name, event_names[ev]) == 0)
-                        return ev;
-        return -EINVAL;
-}
-
-const char *abmc_bandwidth_name(enum abmc_bandwidth b)
-{
-        return bandwidth_names[b];
-}
+DEFINE_STRING_TABLE_TO_STRING(abmc_event_name, event_names, enum abmc_event)
+DEFINE_STRING_TABLE_FROM_STRING(abmc_event_from_name, event_names)
+DEFINE_STRING_TABLE_TO_STRING(abmc_bandwidth_name, bandwidth_names, enum abmc_bandwidth)
 
 /* A decimal number of at most 9 digits up to *end: 0 or -EBADMSG. */
 static int parse_number(const char *s, const char *end, unsigned *ret)
@@ -275,16 +270,20 @@ static int write_assignment(int root_fd, const char *ctrl, const char *name, con
 int abmc_group_set(int root_fd, const char *ctrl, const char *name, enum abmc_event ev,
                    unsigned dom, bool assign)
 {
+        const char *event = abmc_event_name(ev);
         char line[64];
 
-        (void) snprintf(line, sizeof(line), "%s:%u=%c\n", event_names[ev], dom, assign ? 'e' : '_');
+        assert(event);
+        (void) snprintf(line, sizeof(line), "%s:%u=%c\n", event, dom, assign ? 'e' : '_');
         return write_assignment(root_fd, ctrl, name, line);
 }
 
 int abmc_group_drop(int root_fd, const char *ctrl, const char *name, enum abmc_event ev)
 {
+        const char *event = abmc_event_name(ev);
         char line[64];
 
-        (void) snprintf(line, sizeof(line), "%s:*=_\n", event_names[ev]);
+        assert(event);
+        (void) snprintf(line, sizeof(line), "%s:*=_\n", event);
         return write_assignment(root_fd, ctrl, name, line);
 }

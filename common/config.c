@@ -12,6 +12,7 @@
 #include "config.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "string_table.h"
 
 #define CONFIG_MAX (1u << 20)
 #define LOCK_TIMEOUT_MS_MAX 600000u
@@ -368,9 +369,8 @@ static int parse_remove_delay(struct cfg_parser *p, const char *key, void *field
         return parse_uint(p, key, 0, REMOVE_DELAY_SEC_MAX, field);
 }
 
-/* One of two or three names. */
-static int parse_choice(struct cfg_parser *p, const char *key, const char *const names[], size_t n,
-                        int *ret)
+/* One of a table's two or three names (string_table.h): its index. */
+static int parse_choice(struct cfg_parser *p, const char *key, const char *const names[], size_t n)
 {
         _cleanup_yaml_event_ yaml_event_t e = {};
         int r;
@@ -378,63 +378,43 @@ static int parse_choice(struct cfg_parser *p, const char *key, const char *const
         r = cfg_next_scalar(p, key, "a string", &e);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(scalar(&e), names[i]) == 0) {
-                        *ret = (int) i;
-                        return 0;
-                }
+        r = string_table_index(names, n, scalar(&e));
+        if (r >= 0)
+                return r;
         return cfg_fail(p, &e.start_mark, key, "'%s' is not %s%s%s or %s", scalar(&e), names[0],
                         n > 2 ? ", " : "", n > 2 ? names[1] : "", names[n - 1]);
 }
 
-static int parse_failure_policy(struct cfg_parser *p, const char *key, void *field)
-{
-        static const char *const names[] = {
-            [FAILURE_POLICY_IGNORE] = "ignore",
-            [FAILURE_POLICY_FAIL] = "fail",
-        };
-        enum failure_policy *policy = field;
-        int r, v = 0;
+/* A value_parser of the enum type whose names are table. */
+#define DEFINE_CHOICE_PARSER(fn, table, type)                                                      \
+        static int fn(struct cfg_parser *p, const char *key, void *field)                          \
+        {                                                                                          \
+                int r = parse_choice(p, key, table, ELEMENTSOF(table));                            \
+                                                                                                   \
+                if (r < 0)                                                                         \
+                        return r;                                                                  \
+                *(type *) field = (type) r;                                                        \
+                return 0;                                                                          \
+        }
 
-        r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
-        if (r < 0)
-                return r;
-        *policy = (enum failure_policy) v;
-        return 0;
-}
+static const char *const failure_policy_names[] = {
+    [FAILURE_POLICY_IGNORE] = "ignore",
+    [FAILURE_POLICY_FAIL] = "fail",
+};
+DEFINE_CHOICE_PARSER(parse_failure_policy, failure_policy_names, enum failure_policy)
 
-static int parse_rmid_budget(struct cfg_parser *p, const char *key, void *field)
-{
-        static const char *const names[] = {
-            [RMID_BUDGET_AUTO] = "auto",
-            [RMID_BUDGET_NODE] = "node",
-            [RMID_BUDGET_CTRL_GROUP] = "ctrlGroup",
-        };
-        enum rmid_budget *budget = field;
-        int r, v = 0;
+static const char *const rmid_budget_names[] = {
+    [RMID_BUDGET_AUTO] = "auto",
+    [RMID_BUDGET_NODE] = "node",
+    [RMID_BUDGET_CTRL_GROUP] = "ctrlGroup",
+};
+DEFINE_CHOICE_PARSER(parse_rmid_budget, rmid_budget_names, enum rmid_budget)
 
-        r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
-        if (r < 0)
-                return r;
-        *budget = (enum rmid_budget) v;
-        return 0;
-}
-
-static int parse_runtime_monitoring(struct cfg_parser *p, const char *key, void *field)
-{
-        static const char *const names[] = {
-            [RUNTIME_MONITORING_SKIP] = "skip",
-            [RUNTIME_MONITORING_OVERRIDE] = "override",
-        };
-        enum runtime_monitoring *mode = field;
-        int r, v = 0;
-
-        r = parse_choice(p, key, names, ELEMENTSOF(names), &v);
-        if (r < 0)
-                return r;
-        *mode = (enum runtime_monitoring) v;
-        return 0;
-}
+static const char *const runtime_monitoring_names[] = {
+    [RUNTIME_MONITORING_SKIP] = "skip",
+    [RUNTIME_MONITORING_OVERRIDE] = "override",
+};
+DEFINE_CHOICE_PARSER(parse_runtime_monitoring, runtime_monitoring_names, enum runtime_monitoring)
 
 static int parse_log_level(struct cfg_parser *p, const char *key, void *field)
 {

@@ -11,12 +11,14 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "statedir.h"
+#include "string_table.h"
 
 static const char *const suffixes[] = {
     [STATEDIR_MEMBERS] = ".members",
     [STATEDIR_MEMBERS_TMP] = ".members.tmp",
     [STATEDIR_LOCK] = ".lock",
 };
+DEFINE_PRIVATE_STRING_TABLE_TO_STRING(statedir_suffix, suffixes, enum statedir_file)
 
 /* A directory, no symlink; for a writer (create), owned by it and
  * writable by no one else. */
@@ -58,9 +60,11 @@ int statedir_open_finished(int state_fd, bool create, int *ret_fd)
 
 int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE])
 {
-        if (!name_is_valid(uid) || strlen(uid) > POD_UID_LEN)
+        const char *suffix = statedir_suffix(kind);
+
+        if (!suffix || !name_is_valid(uid) || strlen(uid) > POD_UID_LEN)
                 return -EINVAL;
-        (void) snprintf(buf, STATEDIR_NAME_SIZE, "%s%s", uid, suffixes[kind]);
+        (void) snprintf(buf, STATEDIR_NAME_SIZE, "%s%s", uid, suffix);
         return 0;
 }
 

@@ -53,7 +53,7 @@ int statedir_open(const char *path, bool create, int *ret_fd);
 int statedir_open_finished(int state_fd, bool create, int *ret_fd);
 
 /* The name of pod uid's file of that kind into buf; -EINVAL when uid is no
- * file name. */
+ * file name, or kind no kind. */
 int statedir_name(const char *uid, enum statedir_file kind, char buf[static STATEDIR_NAME_SIZE]);
 
 /* The pod UID and kind of a pod's file's name; false for any other name,

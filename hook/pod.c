@@ -11,6 +11,7 @@
 #include "pod.h"
 #include "proc.h"
 #include "rdt.h"
+#include "string_table.h"
 
 static void env_init(const struct config *c, int proc_fd, struct pod_env *e)
 {
@@ -209,34 +210,35 @@ int pod_member_is_live(int proc_fd, const struct member *m, const char **ret_why
         return running;
 }
 
-static const struct {
-        const char *text; /* on disk: never changes */
-        const char *code;
-} unmonitored_table[_UNMONITORED_MAX] = {
-    [UNMONITORED_ENOSPC] = {"out of RMIDs (ENOSPC)", "enospc"},
-    [UNMONITORED_EBUSY] = {"out of RMIDs, some in limbo (EBUSY)", "ebusy"},
-    [UNMONITORED_CLASS_MISMATCH] = {"class mismatch", "class_mismatch"},
-    [UNMONITORED_CTRL_MISSING] = {"control group missing", "ctrl_group_missing"},
-    [UNMONITORED_PENDING] = {"createRuntime did not finish", "interrupted"},
-    [UNMONITORED_BUSY] = {"locks busy past lockTimeoutMs", "busy"},
-    [UNMONITORED_ELSEWHERE] = {"init in another monitoring or control group", "elsewhere"},
-    [UNMONITORED_OTHER] = {"", "other"},
+/* On disk, at the start of a member's reason: never changes. */
+static const char *const unmonitored_texts[_UNMONITORED_MAX] = {
+    [UNMONITORED_ENOSPC] = "out of RMIDs (ENOSPC)",
+    [UNMONITORED_EBUSY] = "out of RMIDs, some in limbo (EBUSY)",
+    [UNMONITORED_CLASS_MISMATCH] = "class mismatch",
+    [UNMONITORED_CTRL_MISSING] = "control group missing",
+    [UNMONITORED_PENDING] = "createRuntime did not finish",
+    [UNMONITORED_BUSY] = "locks busy past lockTimeoutMs",
+    [UNMONITORED_ELSEWHERE] = "init in another monitoring or control group",
+    [UNMONITORED_OTHER] = "",
 };
+DEFINE_STRING_TABLE_TO_STRING(unmonitored_text, unmonitored_texts, enum unmonitored)
 
-const char *unmonitored_text(enum unmonitored u)
-{
-        return unmonitored_table[u].text;
-}
-
-const char *unmonitored_code(enum unmonitored u)
-{
-        return unmonitored_table[u].code;
-}
+static const char *const unmonitored_codes[_UNMONITORED_MAX] = {
+    [UNMONITORED_ENOSPC] = "enospc",
+    [UNMONITORED_EBUSY] = "ebusy",
+    [UNMONITORED_CLASS_MISMATCH] = "class_mismatch",
+    [UNMONITORED_CTRL_MISSING] = "ctrl_group_missing",
+    [UNMONITORED_PENDING] = "interrupted",
+    [UNMONITORED_BUSY] = "busy",
+    [UNMONITORED_ELSEWHERE] = "elsewhere",
+    [UNMONITORED_OTHER] = "other",
+};
+DEFINE_STRING_TABLE_TO_STRING(unmonitored_code, unmonitored_codes, enum unmonitored)
 
 enum unmonitored unmonitored_of(const char *reason)
 {
         for (int u = 0; reason && u < UNMONITORED_OTHER; u++) {
-                const char *text = unmonitored_table[u].text;
+                const char *text = unmonitored_texts[u];
 
                 /* Pending is the whole reason: it never says more. */
                 if (u == UNMONITORED_PENDING ? strcmp(reason, text) == 0 : startswith(reason, text))

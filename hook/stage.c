@@ -23,6 +23,7 @@
 #include "runtime_cgroup.h"
 #include "stage.h"
 #include "statedir.h"
+#include "string_table.h"
 #include "members.h"
 #include "text.h"
 #include "watchdog.h"
@@ -53,10 +54,7 @@ static const char *const hook_outcome_names[_OUTCOME_MAX] = {
     [OUTCOME_GROUP_LINGERS] = "group lingers",
 };
 
-const char *hook_outcome_name(enum hook_outcome o)
-{
-        return hook_outcome_names[o];
-}
+DEFINE_STRING_TABLE_TO_STRING(hook_outcome_name, hook_outcome_names, enum hook_outcome)
 
 /* Opens resctrl and stateDir for the run, within its deadline. */
 static int env_open(const struct hook_ctx *ctx, struct pod_env *e)

@@ -121,6 +121,8 @@ START_TEST(test_names)
         ck_assert_int_eq(statedir_name("../x", STATEDIR_LOCK, name), -EINVAL);
         ck_assert_int_eq(statedir_name("", STATEDIR_LOCK, name), -EINVAL);
         ck_assert_int_eq(statedir_name(UID_A "0", STATEDIR_LOCK, name), -EINVAL);
+        ck_assert_int_eq(statedir_name(UID_A, (enum statedir_file)(STATEDIR_LOCK + 1), name),
+                         -EINVAL);
 }
 END_TEST
 
