@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include "pod_threads.h"
 #include "proc.h"
 #include "rdt.h"
+#include "string_table.h"
 #include "text.h"
 
 /* A hook holds a pod lock for milliseconds; a pod busy for longer is left to
@@ -70,27 +72,60 @@ struct gc {
         bool busy;       /* this pass's: a lock was not had in time, or not again */
 };
 
-/* One action, as a JSON object whose first key is "action"; stolen. Printed
- * at once as "ACTION key=value ..." or collected for the pass's JSON line. */
-static void report(struct gc *gc, json_t *a)
+/* What gc does (or, with --dry-run, would do) to a pod, by the name its
+ * output gives it (docs/operations.md). */
+enum gc_action {
+        GC_DROP_MEMBER,
+        GC_COMPLETE_MEMBER,
+        GC_REJOIN_MEMBER,
+        GC_BRING_IN_MEMBER,
+        GC_TAKE_IN,
+        GC_JOIN_TASKS,
+        GC_ASSIGN_COUNTER,
+        GC_MAKE_GROUP,
+        GC_RECREATE_GROUP,
+        GC_REMOVE_GROUP,
+        GC_KEEP_GROUP,
+        GC_LINGER_GROUP,
+        GC_FORGET_GROUP,
+        GC_SKIP_POD,
+        GC_REMOVE_TEMP,
+        GC_REMOVE_LOCK,
+        GC_REMOVE_STATE,
+        _GC_ACTION_MAX,
+};
+
+static const char *const gc_action_names[_GC_ACTION_MAX] = {
+    [GC_DROP_MEMBER] = "drop-member",
+    [GC_COMPLETE_MEMBER] = "complete-member",
+    [GC_REJOIN_MEMBER] = "rejoin-member",
+    [GC_BRING_IN_MEMBER] = "bring-in-member",
+    [GC_TAKE_IN] = "take-in",
+    [GC_JOIN_TASKS] = "join-tasks",
+    [GC_ASSIGN_COUNTER] = "assign-counter",
+    [GC_MAKE_GROUP] = "make-group",
+    [GC_RECREATE_GROUP] = "recreate-group",
+    [GC_REMOVE_GROUP] = "remove-group",
+    [GC_KEEP_GROUP] = "keep-group",
+    [GC_LINGER_GROUP] = "linger-group",
+    [GC_FORGET_GROUP] = "forget-group",
+    [GC_SKIP_POD] = "skip-pod",
+    [GC_REMOVE_TEMP] = "remove-temp",
+    [GC_REMOVE_LOCK] = "remove-lock",
+    [GC_REMOVE_STATE] = "remove-state",
+};
+DEFINE_PRIVATE_STRING_TABLE_TO_STRING(gc_action_name, gc_action_names, enum gc_action)
+
+/* Prints an action at once as "ACTION key=value ...". */
+static void print_action(const char *action, json_t *fields)
 {
         const char *key;
         json_t *v;
 
-        if (!a) {
-                log_error("out of memory");
-                return;
-        }
-        if (gc->opts.json) {
-                (void) json_array_append_new(gc->actions, a);
-                return;
-        }
-        printf("%s", json_string_value(json_object_get(a, "action")));
-        json_object_foreach(a, key, v) {
+        printf("%s", action);
+        json_object_foreach(fields, key, v) {
                 char safe[TEXT_ESCAPED_SIZE];
 
-                if (strcmp(key, "action") == 0)
-                        continue;
                 if (json_is_integer(v)) {
                         printf(" %s=%" JSON_INTEGER_FORMAT, key, json_integer_value(v));
                         continue;
@@ -99,24 +134,51 @@ static void report(struct gc *gc, json_t *a)
                 printf(strchr(safe, ' ') ? " %s=\"%s\"" : " %s=%s", key, safe);
         }
         putchar('\n');
+}
+
+/* One action with its fields (an object, stolen; NULL when it could not be
+ * made): printed at once, or collected for the pass's JSON line as an
+ * object whose first key is "action". */
+static void report(struct gc *gc, enum gc_action action, json_t *fields)
+{
+        json_auto_t *f = fields;
+        const char *name = gc_action_name(action);
+        json_t *a;
+
+        assert(name);
+        if (!f) {
+                log_error("out of memory");
+                return;
+        }
+        if (!gc->opts.json) {
+                print_action(name, f);
+                return;
+        }
+        a = json_pack("{s:s}", "action", name);
+        if (a && json_object_update(a, f) == 0) {
+                (void) json_array_append_new(gc->actions, a);
+                return;
+        }
         json_decref(a);
+        log_error("out of memory");
 }
 
-static void report_pod(struct gc *gc, const char *action, const char *uid, const char *reason)
+static void report_pod(struct gc *gc, enum gc_action action, const char *uid, const char *reason)
 {
-        report(gc, json_pack("{s:s, s:s, s:s*}", "action", action, "pod", uid, "reason", reason));
+        report(gc, action, json_pack("{s:s, s:s*}", "pod", uid, "reason", reason));
 }
 
-static void report_group(struct gc *gc, const char *action, const char *uid, const char *ctrl)
+static void report_group(struct gc *gc, enum gc_action action, const char *uid, const char *ctrl)
 {
-        report(gc, json_pack("{s:s, s:s, s:s}", "action", action, "pod", uid, "ctrl", ctrl));
+        report(gc, action, json_pack("{s:s, s:s}", "pod", uid, "ctrl", ctrl));
 }
 
-static void report_member(struct gc *gc, const char *action, const char *uid,
+static void report_member(struct gc *gc, enum gc_action action, const char *uid,
                           const struct member *m, const char *reason)
 {
-        report(gc, json_pack("{s:s, s:s, s:s, s:i, s:s*}", "action", action, "pod", uid,
-                             "container", m->id, "pid", m->pid, "reason", reason));
+        report(gc, action,
+               json_pack("{s:s, s:s, s:i, s:s*}", "pod", uid, "container", m->id, "pid", m->pid,
+                         "reason", reason));
 }
 
 /* Drops every member whose init no longer runs: its poststop never came. */
@@ -134,7 +196,7 @@ static void drop_dead_members(struct gc *gc, struct pod_session *s)
                         i++;
                         continue;
                 }
-                report_member(gc, "drop-member", s->uid, m, why);
+                report_member(gc, GC_DROP_MEMBER, s->uid, m, why);
                 pod_state_drop_member(&s->st, m->id);
                 s->dirty = true;
         }
@@ -145,7 +207,7 @@ static void complete_member(struct gc *gc, struct pod_session *s, struct member 
 {
         if (!pod_member_is_pending(m))
                 return;
-        report_member(gc, "complete-member", s->uid, m, NULL);
+        report_member(gc, GC_COMPLETE_MEMBER, s->uid, m, NULL);
         if (s->dry_run)
                 return;
         free(m->reason);
@@ -174,9 +236,9 @@ static int join_cgroups(struct gc *gc, struct pod_session *s, const char *ctrl, 
                                                    &elsewhere);
                 if (joined > 0) {
                         gc->joined += joined;
-                        report(gc, json_pack("{s:s, s:s, s:s, s:i, s:i}", "action", "join-tasks",
-                                             "pod", s->uid, "container", m->id, "count",
-                                             (int) joined, "elsewhere", (int) elsewhere));
+                        report(gc, GC_JOIN_TASKS,
+                               json_pack("{s:s, s:s, s:i, s:i}", "pod", s->uid, "container", m->id,
+                                         "count", (int) joined, "elsewhere", (int) elsewhere));
                 }
                 if (r == -ENOLCK)
                         return r;
@@ -239,9 +301,9 @@ static void fill_counters(struct gc *gc, struct pod_session *s, const char *ctrl
                                         abmc_event_name(ev));
                         if (!s->dry_run && pod_state_group_set_baseline(g, key, &zero) >= 0)
                                 s->dirty = true;
-                        report(gc, json_pack("{s:s, s:s, s:s, s:s, s:i}", "action",
-                                             "assign-counter", "pod", s->uid, "ctrl", ctrl, "event",
-                                             abmc_event_name(ev), "domain", (int) a.ids[i]));
+                        report(gc, GC_ASSIGN_COUNTER,
+                               json_pack("{s:s, s:s, s:s, s:i}", "pod", s->uid, "ctrl", ctrl,
+                                         "event", abmc_event_name(ev), "domain", (int) a.ids[i]));
                 }
         }
 }
@@ -286,9 +348,8 @@ static void say_made(struct gc *gc, const struct pod_session *s, const char *ctr
                              : why == MADE_FOR_INTERRUPTED ? unmonitored_text(UNMONITORED_PENDING)
                                                            : "removed by someone else";
 
-        report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action",
-                             why == MADE_FOR_WAITING ? "make-group" : "recreate-group", "pod",
-                             s->uid, "ctrl", ctrl, "reason", reason));
+        report(gc, why == MADE_FOR_WAITING ? GC_MAKE_GROUP : GC_RECREATE_GROUP,
+               json_pack("{s:s, s:s, s:s}", "pod", s->uid, "ctrl", ctrl, "reason", reason));
         if (s->dry_run)
                 return;
         if (why == MADE_FOR_WAITING)
@@ -364,7 +425,7 @@ static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const ch
                 if (r != 0) /* in it, or its tasks cannot be read */
                         continue;
                 if (s->dry_run || pod_member_rejoin(s, m) > 0) {
-                        report_member(gc, "rejoin-member", s->uid, m, NULL);
+                        report_member(gc, GC_REJOIN_MEMBER, s->uid, m, NULL);
                         complete_member(gc, s, m);
                         rejoined = 1;
                 }
@@ -447,7 +508,7 @@ static unsigned wake_waiting(struct gc *gc, struct pod_session *s, const char *c
                     pod_member_can_join(s, m) != 1 ||
                     (!s->dry_run && !(pending = strdup(unmonitored_text(UNMONITORED_PENDING)))))
                         continue;
-                report_member(gc, "bring-in-member", s->uid, m, m->reason);
+                report_member(gc, GC_BRING_IN_MEMBER, s->uid, m, m->reason);
                 n++;
                 if (s->dry_run)
                         continue;
@@ -469,27 +530,28 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
 
         switch (fate) {
         case GROUP_REMOVED:
-                report_group(gc, "remove-group", s->uid, ctrl);
+                report_group(gc, GC_REMOVE_GROUP, s->uid, ctrl);
                 break;
         case GROUP_BUSY:
-                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action", "keep-group", "pod", s->uid,
-                                     "ctrl", ctrl, "reason", "still has tasks"));
+                report(gc, GC_KEEP_GROUP,
+                       json_pack("{s:s, s:s, s:s}", "pod", s->uid, "ctrl", ctrl, "reason",
+                                 "still has tasks"));
                 break;
         case GROUP_LINGERS:
                 g = pod_state_find_group(&s->st, ctrl);
                 left = (int64_t) g->emptied_at + delay + 1 - now_boottime_sec();
-                report(gc,
-                       json_pack("{s:s, s:s, s:s, s:I}", "action", "linger-group", "pod", s->uid,
-                                 "ctrl", ctrl, "remaining_s", (json_int_t) (left > 0 ? left : 0)));
+                report(gc, GC_LINGER_GROUP,
+                       json_pack("{s:s, s:s, s:I}", "pod", s->uid, "ctrl", ctrl, "remaining_s",
+                                 (json_int_t) (left > 0 ? left : 0)));
                 break;
         case GROUP_POD_LIVES:
         case GROUP_POD_UNSEEN:
-                report(gc, json_pack("{s:s, s:s, s:s, s:s}", "action", "linger-group", "pod",
-                                     s->uid, "ctrl", ctrl, "reason",
-                                     fate == GROUP_POD_LIVES ? "pod cgroup" : "pod cgroup unseen"));
+                report(gc, GC_LINGER_GROUP,
+                       json_pack("{s:s, s:s, s:s}", "pod", s->uid, "ctrl", ctrl, "reason",
+                                 fate == GROUP_POD_LIVES ? "pod cgroup" : "pod cgroup unseen"));
                 break;
         case GROUP_FORGOTTEN:
-                report_group(gc, "forget-group", s->uid, ctrl);
+                report_group(gc, GC_FORGET_GROUP, s->uid, ctrl);
                 break;
         default: /* logged */
                 break;
@@ -515,7 +577,7 @@ static bool foreign_pid_ns(struct gc *gc, const struct pod_session *s)
         log_warning("state of pod %s was written in pid namespace %llu, gc runs in %llu; "
                     "skipped",
                     s->uid, (unsigned long long) s->st.pid_ns, (unsigned long long) gc->env.pid_ns);
-        report_pod(gc, "skip-pod", s->uid, "another pid namespace");
+        report_pod(gc, GC_SKIP_POD, s->uid, "another pid namespace");
         return true;
 }
 
@@ -537,7 +599,7 @@ static int merge_intake(struct gc *gc, struct pod_session *s, const struct pod_s
                 return 0;
         if (pod_member_is_live(gc->env.proc_fd, m, &why) != 1)
                 return 0;
-        report_member(gc, "take-in", s->uid, m, m->reason);
+        report_member(gc, GC_TAKE_IN, s->uid, m, m->reason);
         if (s->dry_run)
                 return 1;
         /* Live, with the id: the process recorded under it before is gone. */
@@ -619,18 +681,17 @@ static int gc_locked_pod(struct gc *gc, struct pod_session *s)
         r = s->dry_run ? faccessat(gc->env.state_fd, tmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0
                        : pod_state_remove_temp(gc->env.state_fd, s->uid);
         if (r == 1)
-                report(gc, json_pack("{s:s, s:s, s:s}", "action", "remove-temp", "pod", s->uid,
-                                     "file", tmp));
+                report(gc, GC_REMOVE_TEMP, json_pack("{s:s, s:s}", "pod", s->uid, "file", tmp));
 
         r = pod_session_load(s, &why);
         if (r == -EBADMSG) {
                 log_warning("state of pod %s is invalid (%s); skipped", s->uid, why);
-                report_pod(gc, "skip-pod", s->uid, "invalid state");
+                report_pod(gc, GC_SKIP_POD, s->uid, "invalid state");
                 return 0;
         }
         if (r < 0) {
                 log_warning_errno(r, "cannot load state of pod %s; skipped", s->uid);
-                report_pod(gc, "skip-pod", s->uid, strerror(-r));
+                report_pod(gc, GC_SKIP_POD, s->uid, strerror(-r));
                 return 0;
         }
         if (foreign_pid_ns(gc, s)) {
@@ -671,10 +732,9 @@ static void dry_run_debris(struct gc *gc, const struct statedir_pod *p)
         char tmp[STATEDIR_NAME_SIZE];
 
         if (p->temp && statedir_name(p->uid, STATEDIR_MEMBERS_TMP, tmp) >= 0)
-                report(gc, json_pack("{s:s, s:s, s:s}", "action", "remove-temp", "pod", p->uid,
-                                     "file", tmp));
+                report(gc, GC_REMOVE_TEMP, json_pack("{s:s, s:s}", "pod", p->uid, "file", tmp));
         if (p->lock)
-                report_pod(gc, "remove-lock", p->uid, NULL);
+                report_pod(gc, GC_REMOVE_LOCK, p->uid, NULL);
 }
 
 /* Notes the pod for bring_in_waiting when a member of it (live: the dead
@@ -715,7 +775,7 @@ static int gc_pod(struct gc *gc, const struct statedir_pod *p)
                 if (r != -ETIMEDOUT)
                         log_warning_errno(r, "cannot lock pod %s in stateDir '%s'; skipped", p->uid,
                                           gc->env.config->state_dir);
-                report_pod(gc, "skip-pod", p->uid, r == -ETIMEDOUT ? "busy" : strerror(-r));
+                report_pod(gc, GC_SKIP_POD, p->uid, r == -ETIMEDOUT ? "busy" : strerror(-r));
                 (void) pod_session_close(&s);
                 return 0;
         }
@@ -725,7 +785,7 @@ static int gc_pod(struct gc *gc, const struct statedir_pod *p)
         gone = s.loaded && s.st.n_members == 0 && s.st.n_groups == 0;
         q = pod_session_close(&s);
         if (gone && (s.dry_run || q == 1))
-                report_pod(gc, p->members ? "remove-state" : "remove-lock", p->uid, NULL);
+                report_pod(gc, p->members ? GC_REMOVE_STATE : GC_REMOVE_LOCK, p->uid, NULL);
         return r;
 }
 
