@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operator's commands: check (is this node set up right), status (pods,
  * groups, members, counters; as a table, JSON or Prometheus text) and gc
- * (hook/gc.h). */
+ * (hook/gc.h); and the exit statuses of every run of the hook. */
 #pragma once
 
 #include <getopt.h>
@@ -9,9 +9,16 @@
 
 #include "config.h"
 
-/* Exit statuses of the commands. */
+/* The hook's exit statuses, of a stage run and of a command (documented in
+ * the man page and docs/operations.md):
+ *  - COMMAND_OK: done; for a stage run also skipped on purpose, or failed
+ *    under failurePolicy: ignore;
+ *  - COMMAND_FAILED: createRuntime failed under failurePolicy: fail; check:
+ *    a check failed; status, gc: cannot do what they must;
+ *  - COMMAND_USAGE: a bad command line of a command. Never a stage run's: a
+ *    runtime would refuse the container for a typo in hooks.d. */
 #define COMMAND_OK 0
-#define COMMAND_FAILED 1 /* check: a check failed; status, gc: cannot do what they must */
+#define COMMAND_FAILED 1
 #define COMMAND_USAGE 2
 
 struct command_ctx {

@@ -24,12 +24,6 @@
 #include "members.h"
 #include "statedir.h"
 
-/* Exit statuses (documented in the man page and docs/operations.md). A stage run never exits with
- * EXIT_USAGE: a runtime would refuse the container for a typo in hooks.d. */
-#define EXIT_OK 0     /* done, deliberately skipped, or failed under failurePolicy: ignore */
-#define EXIT_FAILED 1 /* createRuntime failed under failurePolicy: fail */
-#define EXIT_USAGE 2  /* bad command line of a command */
-
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */
 #define STATE_MAX_BYTES (4u << 20)
@@ -333,8 +327,8 @@ static int exit_status(const struct args *a, const struct config *c,
         if (r < 0 && a->stage_name && a->stage == STAGE_CREATE &&
             c->failure_policy == FAILURE_POLICY_FAIL &&
             !config_problems_have(problems, CONFIG_PROBLEM_INCOMPLETE))
-                return EXIT_FAILED;
-        return EXIT_OK;
+                return COMMAND_FAILED;
+        return COMMAND_OK;
 }
 
 /* Every hold of the resctrl lock, for the debug log: the contention tests
@@ -366,7 +360,7 @@ int main(int argc, char **argv)
         rdt_set_hold_observer(log_hold);
         r = parse_args(argc, argv, &a);
         if (r <= 0)
-                return r < 0 ? EXIT_USAGE : EXIT_OK;
+                return r < 0 ? COMMAND_USAGE : COMMAND_OK;
         if (a.command)
                 return run_command(&a);
         log_set_context(a.stage_name, NULL);
@@ -374,7 +368,7 @@ int main(int argc, char **argv)
         if (config_init(&config) < 0 ||
             settings_load(a.config_path, a.config_explicit, &config, &problems) < 0) {
                 log_error("out of memory");
-                return EXIT_OK;
+                return COMMAND_OK;
         }
         /* Before the file's own log settings, which may be what is wrong. */
         settings_log_problems(&problems);
@@ -399,7 +393,7 @@ int main(int argc, char **argv)
         r = prepare(&a, &problems, read_result, input, len, config.lock_timeout_ms, &state, &pod,
                     &outcome);
         if (r == 0 && outcome == OUTCOME_NOT_OURS)
-                return EXIT_OK;
+                return COMMAND_OK;
         if (r > 0)
                 r = run_stage(&a, &config, &state, &pod, deadline, &outcome);
 
