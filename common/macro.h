@@ -50,11 +50,11 @@ static inline void closedirp(DIR **d)
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 
-/* Closes fd if it is open; -EBADF, to store back: fd = safe_close(fd). */
+/* Closes fd if it is open, errno kept (as closep); -EBADF, to store back:
+ * fd = safe_close(fd). */
 static inline int safe_close(int fd)
 {
-        if (fd >= 0)
-                (void) close(fd);
+        closep(&fd);
         return -EBADF;
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)

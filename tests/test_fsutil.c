@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,21 @@ START_TEST(test_read_empty)
 }
 END_TEST
 
+/* Closing keeps the errno a caller is about to report, even when close fails
+ * (an fd that is not open). */
+START_TEST(test_close_keeps_errno)
+{
+        int fd = 1000;
+
+        ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+        errno = EXDEV;
+        ck_assert_int_eq(safe_close(fd), -EBADF);
+        ck_assert_int_eq(errno, EXDEV);
+        closep(&fd);
+        ck_assert_int_eq(errno, EXDEV);
+}
+END_TEST
+
 static Suite *fsutil_suite(void)
 {
         Suite *s = suite_create("fsutil");
@@ -199,6 +215,7 @@ static Suite *fsutil_suite(void)
         tcase_add_test(tc, test_read_empty);
         tcase_add_test(tc, test_opendir_at);
         tcase_add_test(tc, test_deadline_ms);
+        tcase_add_test(tc, test_close_keeps_errno);
         suite_add_tcase(s, tc);
         return s;
 }
