@@ -376,26 +376,28 @@ static int prune_locked(int dir_fd, const struct finished_limits *l, size_t inco
         return removed;
 }
 
-/* flock(2) on the directory itself: every writer opens it anew. */
+/* flock(2) on the directory itself: every writer opens it anew. dir_fd, for
+ * _cleanup_(lock_fd_unlockp), or -errno. */
 static int lock_dir(int dir_fd, int64_t deadline)
 {
-        return lock_fd_until(dir_fd, LOCK_EX, deadline);
+        int r = lock_fd_until(dir_fd, LOCK_EX, deadline);
+
+        return r < 0 ? r : dir_fd;
 }
 
 int finished_prune(int dir_fd, const struct finished_limits *l, int64_t deadline)
 {
-        int r = lock_dir(dir_fd, deadline);
+        _cleanup_(lock_fd_unlockp) int locked = lock_dir(dir_fd, deadline);
 
-        if (r < 0)
-                return r;
-        r = prune_locked(dir_fd, l, 0);
-        (void) flock(dir_fd, LOCK_UN);
-        return r;
+        if (locked < 0)
+                return locked;
+        return prune_locked(dir_fd, l, 0);
 }
 
 int finished_save(int dir_fd, const struct finished_pod *f, const struct finished_limits *l,
                   int64_t deadline)
 {
+        _cleanup_(lock_fd_unlockp) int locked = -EBADF;
         _cleanup_free_ char *text = NULL;
         char name[RECORD_NAME_SIZE];
         size_t len;
@@ -409,13 +411,13 @@ int finished_save(int dir_fd, const struct finished_pod *f, const struct finishe
                 return -EFBIG;
         record_name(f, name);
 
-        r = lock_dir(dir_fd, deadline);
+        locked = lock_dir(dir_fd, deadline);
+        if (locked < 0)
+                return locked;
+        r = prune_locked(dir_fd, l, len);
         if (r < 0)
                 return r;
-        r = prune_locked(dir_fd, l, len);
-        if (r >= 0)
-                r = write_atomic_at(dir_fd, name, FINISHED_TEMP, text, len, 0600);
-        (void) flock(dir_fd, LOCK_UN);
+        r = write_atomic_at(dir_fd, name, FINISHED_TEMP, text, len, 0600);
         return r < 0 ? r : 0;
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/file.h>
@@ -33,6 +34,16 @@ int lock_fd_until(int fd, int op, int64_t deadline)
 int lock_fd(int fd, int op, unsigned timeout_ms)
 {
         return lock_fd_until(fd, op, deadline_after_ms(timeout_ms));
+}
+
+void lock_fd_unlockp(const int *locked_fd)
+{
+        if (*locked_fd >= 0) {
+                int saved_errno = errno;
+
+                (void) flock(*locked_fd, LOCK_UN);
+                errno = saved_errno;
+        }
 }
 
 int lock_file_acquire(int dir_fd, const char *name, unsigned timeout_ms, int *ret_fd)

@@ -13,6 +13,11 @@ int lock_fd(int fd, int op, unsigned timeout_ms);
 /* The same until deadline, a now_usec() time: two waits that share one. */
 int lock_fd_until(int fd, int op, int64_t deadline);
 
+/* For _cleanup_(lock_fd_unlockp) on an int that holds the fd once its lock
+ * is taken (negative before, or when taking it failed): the lock, not the
+ * fd, is let go of on every way out of the scope, errno kept. */
+void lock_fd_unlockp(const int *locked_fd);
+
 /* Takes an exclusive lock on dir_fd/name, creating it (0600, O_NOFOLLOW,
  * O_CLOEXEC) if needed. Robust to the file being unlinked by its previous
  * holder (who removes a pod's lock file when the pod's state goes): after

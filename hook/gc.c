@@ -839,12 +839,13 @@ static void hand_out_counters(struct gc *gc, const struct statedir_pod *pods, si
                 if (r >= 0 && pod_session_load(&s, NULL) > 0) {
                         for (size_t j = 0; j < s.st.n_groups; j++) {
                                 const char *ctrl = s.st.groups[j].ctrl;
+                                _cleanup_(rdt_unlockp) int locked = -EBADF;
 
-                                if (!pod_group_is_held(&s.st, ctrl) ||
-                                    pod_env_lock_resctrl(&gc->env) < 0)
+                                if (!pod_group_is_held(&s.st, ctrl))
                                         continue;
-                                fill_counters(gc, &s, ctrl, &available);
-                                rdt_unlock(gc->env.root_fd);
+                                locked = pod_env_lock_resctrl(&gc->env);
+                                if (locked >= 0)
+                                        fill_counters(gc, &s, ctrl, &available);
                         }
                 }
                 (void) pod_session_close(&s);

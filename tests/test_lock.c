@@ -96,6 +96,32 @@ START_TEST(test_lock_fd_shared)
 }
 END_TEST
 
+/* A guarded lock is let go of at the end of its scope, the fd kept open; a
+ * guard of a lock not taken lets go of nothing. */
+START_TEST(test_unlockp_lets_go_at_scope_end)
+{
+        _cleanup_close_ int fd = openat(dir_fd, "l", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        _cleanup_close_ int other = openat(dir_fd, "l", O_RDWR | O_CLOEXEC);
+
+        ck_assert_int_ge(other, 0);
+        {
+                _cleanup_(lock_fd_unlockp) int locked = -EBADF;
+
+                ck_assert_int_eq(lock_fd(fd, LOCK_EX, 0), 0);
+                locked = fd;
+                ck_assert_int_eq(lock_fd(other, LOCK_EX, 0), -ETIMEDOUT);
+        }
+        ck_assert_int_ge(fcntl(fd, F_GETFD), 0);
+        ck_assert_int_eq(lock_fd(other, LOCK_EX, 0), 0);
+        {
+                _cleanup_(lock_fd_unlockp) int locked = lock_fd(fd, LOCK_EX, 0);
+
+                ck_assert_int_eq(locked, -ETIMEDOUT);
+        }
+        ck_assert_int_eq(lock_fd(fd, LOCK_EX, 0), -ETIMEDOUT);
+}
+END_TEST
+
 START_TEST(test_acquire_creates)
 {
         int fd = -EBADF, other = -EBADF;
@@ -212,6 +238,7 @@ static Suite *lock_suite(void)
         tcase_add_test(tc, test_lock_fd_uncontended);
         tcase_add_test(tc, test_lock_fd_times_out);
         tcase_add_test(tc, test_lock_fd_shared);
+        tcase_add_test(tc, test_unlockp_lets_go_at_scope_end);
         tcase_add_test(tc, test_acquire_creates);
         tcase_add_test(tc, test_acquire_times_out);
         tcase_add_test(tc, test_acquire_refuses);
