@@ -258,6 +258,7 @@ static int write_assignment(int root_fd, const char *ctrl, const char *name, con
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
         int r;
 
+        assert(rdt_lock_is_held());
         r = rdt_mon_group_open(root_fd, ctrl, name, &dir_fd);
         if (r < 0)
                 return r;

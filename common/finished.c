@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -387,8 +388,10 @@ static int lock_dir(int dir_fd, int64_t deadline)
 
 int finished_prune(int dir_fd, const struct finished_limits *l, int64_t deadline)
 {
-        _cleanup_(lock_fd_unlockp) int locked = lock_dir(dir_fd, deadline);
+        _cleanup_(lock_fd_unlockp) int locked = -EBADF;
 
+        assert(dir_fd >= 0 && l);
+        locked = lock_dir(dir_fd, deadline);
         if (locked < 0)
                 return locked;
         return prune_locked(dir_fd, l, 0);
@@ -403,6 +406,7 @@ int finished_save(int dir_fd, const struct finished_pod *f, const struct finishe
         size_t len;
         int r;
 
+        assert(dir_fd >= 0 && f && l);
         r = finished_format(f, &text);
         if (r < 0)
                 return r;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -112,6 +113,7 @@ int read_all_fd_until(int fd, size_t cap, int64_t deadline, char **ret, size_t *
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 0;
 
+        assert(ret);
         for (;;) {
                 ssize_t n;
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -50,6 +51,7 @@ int lock_file_acquire(int dir_fd, const char *name, unsigned timeout_ms, int *re
 {
         int64_t deadline = deadline_after_ms(timeout_ms);
 
+        assert(dir_fd >= 0 && ret_fd);
         if (!name_is_valid(name))
                 return -EINVAL;
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -152,6 +153,7 @@ int rdt_open(const char *path, bool require_resctrl_fs, int *ret_root_fd)
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
+        assert(path && ret_root_fd);
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -211,6 +213,11 @@ static void hold_begin(bool shared)
 void rdt_set_hold_observer(rdt_hold_observer fn)
 {
         hold_observer = fn;
+}
+
+bool rdt_lock_is_held(void)
+{
+        return hold.since != 0 && !hold.shared;
 }
 
 bool rdt_hold_is_spent(void)
@@ -331,6 +338,7 @@ int rdt_mon_group_create(int root_fd, const char *ctrl, const char *name, char *
         _cleanup_close_ int dir_fd = -EBADF, group_fd = -EBADF;
         int r;
 
+        assert(rdt_lock_is_held());
         r = open_group_parent(root_fd, ctrl, name, &dir_fd);
         if (r < 0) /* only mkdir's own ENOSPC and EBUSY say the RMIDs ran out */
                 return r == -ENOSPC || r == -EBUSY ? -EIO : r;
@@ -401,6 +409,7 @@ int rdt_mon_group_add_process(int root_fd, int proc_fd, const char *ctrl, const 
         struct dirent *de;
         int r;
 
+        assert(rdt_lock_is_held());
         if (pid <= 0)
                 return -EINVAL;
         r = open_tasks(root_fd, ctrl, name, O_WRONLY, &tasks_fd);
@@ -464,6 +473,7 @@ int rdt_mon_group_open_tasks(int root_fd, const char *ctrl, const char *name, in
 
 int rdt_tasks_write(int tasks_fd, pid_t id)
 {
+        assert(tasks_fd >= 0 && rdt_lock_is_held());
         return id > 0 ? write_task_id(tasks_fd, id) : -EINVAL;
 }
 
@@ -472,6 +482,7 @@ int rdt_ctrl_add_task(int root_fd, const char *ctrl, pid_t tid)
         _cleanup_close_ int tasks_fd = -EBADF;
         int r;
 
+        assert(rdt_lock_is_held());
         if (tid <= 0)
                 return -EINVAL;
         r = open_in_ctrl_group(root_fd, ctrl, "tasks", O_WRONLY, &tasks_fd);

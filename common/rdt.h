@@ -37,6 +37,9 @@ int rdt_lock(int root_fd, unsigned timeout_ms);
  * must see no group change midway. Hold it briefly: a writer waits for it. */
 int rdt_lock_shared(int root_fd, unsigned timeout_ms);
 void rdt_unlock(int root_fd);
+/* Does this process hold the lock exclusive (rdt_lock, not let go of since)?
+ * For the assert()s of "Caller holds rdt_lock". */
+bool rdt_lock_is_held(void);
 
 /* The hold budget: no holder keeps the lock past RDT_HOLD_BUDGET_USEC or
  * RDT_HOLD_BUDGET_WRITES task ids written, whichever comes first. One with

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,6 +44,7 @@ int statedir_open(const char *path, bool create, int *ret_fd)
 {
         size_t len = path ? strlen(path) : 0;
 
+        assert(ret_fd);
         if (len == 0 || (len > 1 && path[len - 1] == '/'))
                 return -EINVAL;
         if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
@@ -53,6 +55,7 @@ int statedir_open(const char *path, bool create, int *ret_fd)
 
 int statedir_open_finished(int state_fd, bool create, int *ret_fd)
 {
+        assert(state_fd >= 0 && ret_fd);
         if (create && mkdirat(state_fd, STATEDIR_FINISHED, 0700) < 0 && errno != EEXIST)
                 return -errno;
         return open_trusted(state_fd, STATEDIR_FINISHED, create, ret_fd);

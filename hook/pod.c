@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,7 @@ int pod_env_take_turn(const struct pod_env *e)
 {
         int r;
 
+        assert(rdt_lock_is_held());
         if (!rdt_hold_is_spent())
                 return 0;
         r = rdt_lock_yield(e->root_fd, pod_env_wait_ms(e));
@@ -119,6 +121,7 @@ void pod_env_close(struct pod_env *e)
 int pod_session_lock(const struct pod_env *e, const char *uid, unsigned timeout_ms,
                      struct pod_session *s)
 {
+        assert(e && uid && s);
         *s = (struct pod_session){.env = e, .lock_fd = -EBADF};
         if (strlen(uid) != POD_UID_LEN)
                 return -EINVAL;

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 
 #include "log.h"
 #include "pod_bandwidth.h"
+#include "rdt.h"
 
 int pod_group_fit_bandwidth(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret)
 {
         unsigned want = s->env->config->mbm_events;
         int r;
 
+        assert(ret && rdt_lock_is_held());
         r = abmc_group_assignments(s->env->root_fd, ctrl, s->uid, ret);
         if (r == -ENOENT || r == -EINVAL) /* no ABMC, or its mode is "default" */
                 return 0;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +109,7 @@ int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_statu
         bool recorded = g != NULL;
         int r, exists;
 
+        assert(rdt_lock_is_held());
         exists = rdt_mon_group_exists(s->env->root_fd, ctrl, s->uid);
         if (exists < 0)
                 return not_mkdir(log_error_errno(exists, "cannot look up the group of pod %s in %s",

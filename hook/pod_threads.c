@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,7 @@ int pod_member_rejoin(struct pod_session *s, const struct member *m)
         unsigned elsewhere = 0;
         int r;
 
+        assert(rdt_lock_is_held());
         r = pin_member(e->proc_fd, m, &pin);
         if (r == 0) /* exited meanwhile: its poststop or the next gc drops it */
                 return -ESRCH;

@@ -45,6 +45,15 @@ static void open_session(struct pod_session *s)
         ck_assert_int_ge(pod_session_load(s, NULL), 0);
 }
 
+/* pod_group_claim of ctrl "/" under the resctrl lock, as its callers make it. */
+static int claim(struct pod_session *s)
+{
+        _cleanup_(rdt_unlockp) int locked = pod_env_lock_resctrl(&env);
+
+        ck_assert_int_ge(locked, 0);
+        return pod_group_claim(s, "/", &(char *){NULL});
+}
+
 /* A record of the group as the last save left it: -1 none, else owned. */
 static int saved_owned(void)
 {
@@ -88,7 +97,7 @@ START_TEST(test_made)
         ck_assert_int_eq(pod_state_add_member(&s.st, "c1", "/", 1, 1, false,
                                               unmonitored_text(UNMONITORED_PENDING)),
                          0);
-        ck_assert_int_eq(pod_group_claim(&s, "/", &(char *){NULL}), 1);
+        ck_assert_int_eq(claim(&s), 1);
         ck_assert_int_eq(saved_owned(), 1); /* saved before pod_session_close */
         ck_assert(group_exists());
         ck_assert_int_eq(pod_session_close(&s), 0);
@@ -105,7 +114,7 @@ START_TEST(test_adopted)
         ck_assert_int_eq(pod_state_add_member(&s.st, "c1", "/", 1, 1, false,
                                               unmonitored_text(UNMONITORED_PENDING)),
                          0);
-        ck_assert_int_eq(pod_group_claim(&s, "/", &(char *){NULL}), 0);
+        ck_assert_int_eq(claim(&s), 0);
         ck_assert_int_eq(saved_owned(), 0);
         ck_assert_int_eq(pod_session_close(&s), 0);
 }
@@ -120,7 +129,7 @@ START_TEST(test_remade)
 
                 record(owned);
                 open_session(&s);
-                ck_assert_int_eq(pod_group_claim(&s, "/", &(char *){NULL}), 1);
+                ck_assert_int_eq(claim(&s), 1);
                 ck_assert_int_eq(saved_owned(), 1);
                 ck_assert(group_exists());
                 ck_assert_int_eq(pod_session_close(&s), 0);
@@ -140,7 +149,7 @@ START_TEST(test_unchanged)
                 tmptree_mkdir(env.root_fd, GROUP);
                 ck_assert_int_eq(fstatat(env.state_fd, UID ".members", &before, 0), 0);
                 open_session(&s);
-                ck_assert_int_eq(pod_group_claim(&s, "/", &(char *){NULL}), 0);
+                ck_assert_int_eq(claim(&s), 0);
                 ck_assert(!s.dirty);
                 ck_assert_int_eq(pod_session_close(&s), 0);
                 ck_assert_int_eq(fstatat(env.state_fd, UID ".members", &after, 0), 0);

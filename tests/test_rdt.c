@@ -63,6 +63,14 @@ static void setup(void)
         ck_assert_int_ge(proc_fd, 0);
 }
 
+/* The writes' tests hold the lock, as their callers must (rdt.h). */
+static void setup_locked(void)
+{
+        setup();
+        ck_assert_int_eq(rdt_lock(root_fd, 1000), 0);
+        ck_assert(rdt_lock_is_held());
+}
+
 static void teardown(void)
 {
         close(proc_fd);
@@ -777,6 +785,21 @@ END_TEST
 
 /* A lock held through rdt_unlockp is let go of where its scope ends; a
  * holder of none (a take that failed) lets go of nothing. */
+/* What the contracts' assert()s ask: held exclusive, from rdt_lock until
+ * rdt_unlock; a shared hold is no writer's. */
+START_TEST(test_lock_is_held)
+{
+        ck_assert(!rdt_lock_is_held());
+        ck_assert_int_eq(rdt_lock(root_fd, 100), 0);
+        ck_assert(rdt_lock_is_held());
+        rdt_unlock(root_fd);
+        ck_assert(!rdt_lock_is_held());
+        ck_assert_int_eq(rdt_lock_shared(root_fd, 100), 0);
+        ck_assert(!rdt_lock_is_held());
+        rdt_unlock(root_fd);
+}
+END_TEST
+
 START_TEST(test_unlockp_lets_go_at_scope_end)
 {
         _cleanup_close_ int other = -EBADF;
@@ -884,8 +907,9 @@ static Suite *rdt_suite(void)
 {
         Suite *s = suite_create("rdt");
         TCase *tc = tcase_create("fake-tree");
+        TCase *lock = tcase_create("lock");
 
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, setup_locked, teardown);
         tcase_add_test(tc, test_ctrl_group_is_valid);
         tcase_add_test(tc, test_open);
         tcase_add_test(tc, test_create);
@@ -910,11 +934,14 @@ static Suite *rdt_suite(void)
         tcase_add_test(tc, test_task_mon_group);
         tcase_add_test(tc, test_ctrl_mon_tasks);
         tcase_add_test(tc, test_ctrl_add_task);
-        tcase_add_test(tc, test_lock_times_out);
-        tcase_add_test(tc, test_unlockp_lets_go_at_scope_end);
-        tcase_add_test(tc, test_lock_readers_cannot_starve_a_writer);
-        tcase_add_test(tc, test_lock_free_needs_no_turnstile);
         suite_add_tcase(s, tc);
+        tcase_add_checked_fixture(lock, setup, teardown);
+        tcase_add_test(lock, test_lock_times_out);
+        tcase_add_test(lock, test_lock_is_held);
+        tcase_add_test(lock, test_unlockp_lets_go_at_scope_end);
+        tcase_add_test(lock, test_lock_readers_cannot_starve_a_writer);
+        tcase_add_test(lock, test_lock_free_needs_no_turnstile);
+        suite_add_tcase(s, lock);
         return s;
 }
 
