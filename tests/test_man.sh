@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # resctrl-mon-hook(8): renders without a warning from man(1) and names every
 # config key of the sample config and every long option of the hook and its
-# commands; each command answers --help with each of its options.
+# commands; each command answers --help with each of its options. Its FILES
+# section holds stateDir's layout and formats: every name common/statedir.h
+# spells and no other, the keys of the JSON files as their writers write
+# them, finished/'s caps as finished.h sets them.
 #   test_man.sh SOURCE_DIR MANPAGE HOOK
 set -u
 top=$1
@@ -70,6 +73,89 @@ for doc in "$top"/README.md "$top"/CONTRIBUTING.md "$top"/docs/*.md "$top"/deplo
         rows=$(grep -cE '^\| `(resctrlPath|stateDir|lockTimeoutMs|failurePolicy)` \|' "$doc")
         [ "$rows" -eq 0 ] || fail "$doc has its own table of config keys; the man page is the reference"
 done
+
+# FILES holds the stateDir layout: one entry a name of common/statedir.h,
+# which spells them all, and none it lacks. A name there is <uid>.members,
+# here UID.members; a file below a directory of stateDir counts as that
+# directory's.
+md=$top/docs/resctrl-mon-hook.8.md
+statedir_h=$top/common/statedir.h
+files_section=$(sed -n '/^# FILES$/,/^# [A-Z]/p' "$md")
+[ -n "$files_section" ] || fail "the man page has no FILES section"
+man_names=$(printf '%s\n' "$files_section" |
+        sed -n 's|^\*/run/resctrl-mon-hook/\([^*]\{1,\}\)\*$|\1|p' | sed 's|/.*|/|' | sort -u)
+# The layout of statedir.h's first comment: " *   NAME   what it is".
+layout=$(sed -n '1,/\*\//{s/^ \*   \([^ ]\{1,\}\) .*/\1/p}' "$statedir_h" |
+        sed 's/<\([a-z]*\)>/\U\1/g' | sort -u)
+[ -n "$layout" ] || fail "no layout found in common/statedir.h"
+for name in $layout; do
+        printf '%s\n' "$man_names" | grep -qxF -- "$name" ||
+                fail "FILES has no entry for stateDir's '$name' (common/statedir.h)"
+done
+for name in $man_names; do
+        printf '%s\n' "$layout" | grep -qxF -- "$name" ||
+                fail "FILES names stateDir's '$name', which common/statedir.h does not"
+done
+# Every name statedir.h and statedir.c spell is part of a name of FILES.
+spelled=$(sed -n 's/^#define STATEDIR_[A-Z_]* "\([^"]*\)"$/\1/p' "$statedir_h"
+        sed -n 's/^ *\[STATEDIR_[A-Z_]*\] = "\([^"]*\)",$/UID\1/p' "$top/common/statedir.c")
+[ -n "$spelled" ] || fail "no names found in common/statedir.h"
+for part in $spelled; do
+        printf '%s\n' "$man_names" | grep -qF -- "$part" ||
+                fail "no stateDir file of FILES has '$part' (common/statedir.h) in its name"
+done
+
+# entry NAME: FILES's entry of stateDir's NAME, its heading to the next.
+entry() {
+        printf '%s\n' "$files_section" |
+                awk -v h="*/run/resctrl-mon-hook/$1*" '$0 == h { on = 1; next } /^\*\/[^ ]*\*$/ { on = 0 } on'
+}
+# keys_agree WHAT ENTRY KEYS: each key of the writer is named in the entry
+# (*key*), and each key of the entry's example is one of the writer's.
+keys_agree() {
+        [ -n "$2" ] || fail "FILES has no entry for $1"
+        [ -n "$3" ] || fail "no keys found for $1"
+        for key in $3; do
+                printf '%s\n' "$2" | grep -qF -- "*$key*" || fail "FILES does not say what $1's '$key' is"
+        done
+        for key in $(printf '%s\n' "$2" | grep -oE '"[a-z_]+":' | tr -d '":' | sort -u); do
+                printf '%s\n' "$3" | grep -qxF -- "$key" ||
+                        fail "FILES shows '$key' in $1, which its writer does not write"
+        done
+}
+# The keys of a source's JSON: its string literals that are lowercase words
+# (a prefix such as "mon_" is none).
+json_keys() { grep -oE '"[a-z][a-z_]*[a-z]"' | tr -d '"' | sort -u; }
+# watch.state: watch_state_save's keys.
+keys_agree watch.state "$(entry watch.state)" \
+        "$(sed -n '/^int watch_state_save(/,/^}/p' "$top/common/watch_state.c" | json_keys)"
+# The member file: the keys of its writer and parser.
+members_c=$top/common/pod_state.c
+[ -f "$members_c" ] || members_c=$top/common/members.c
+keys_agree "the member file" "$(entry UID.members)" "$(json_keys <"$members_c")"
+# A final counters record: finished_format's keys.
+keys_agree "a final counters record" "$(entry finished/UID.CREATED.HASH)" \
+        "$(sed -n '/^int finished_format(/,/^}/p' "$top/common/finished.c" | json_keys)"
+
+# The caps the man page states are the code's: finished/'s bytes and records.
+finished_h=$top/common/finished.h
+max_records=$(sed -n 's/^#define FINISHED_MAX_RECORDS \([0-9]*\)$/\1/p' "$finished_h")
+max_mib=$(sed -n 's/^#define FINISHED_MAX_BYTES ((size_t) \([0-9]*\) << 20)$/\1/p' "$finished_h")
+[ -n "$max_records" ] && [ -n "$max_mib" ] || fail "no FINISHED_MAX_* found in common/finished.h"
+max_records=$(printf '%s\n' "$max_records" | sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta')
+for doc_part in "finalCountersSeconds" "finished/UID.CREATED.HASH"; do
+        if [ "$doc_part" = finalCountersSeconds ]; then
+                part=$(sed -n '/^\*\*finalCountersSeconds\*\*/,/^\*\*log.level\*\*/p' "$md")
+        else
+                part=$(entry "$doc_part")
+        fi
+        part=$(printf '%s\n' "$part" | tr '\n' ' ' | tr -s ' ')
+        printf '%s\n' "$part" | grep -qF -- "$max_mib MiB" ||
+                fail "the man page's $doc_part does not say $max_mib MiB (FINISHED_MAX_BYTES)"
+        printf '%s\n' "$part" | grep -qF -- "$max_records records" ||
+                fail "the man page's $doc_part does not say $max_records records (FINISHED_MAX_RECORDS)"
+done
+
 for word in createRuntime prestart poststop gc check status watch "EXIT STATUS" FILES hooks.d \
         /usr/share/containers/oci/hooks.d /etc/resctrl-mon-hook/config.yaml; do
         printf '%s\n' "$text" | grep -qF -- "$word" || fail "the man page does not mention '$word'"
