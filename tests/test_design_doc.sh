@@ -47,6 +47,9 @@ done
 for doc in "$top/docs/operations.md" "$top/docs/readers.md"; do
         grep -qF '(design.md#a-pods-lifetime)' "$doc" || fail "$doc does not link design.md#a-pods-lifetime"
 done
+for doc in "$top/README.md" "$top/CONTRIBUTING.md" "$man_md"; do
+        grep -qi "a pod's lifetime" "$doc" || fail "$doc does not send readers to design.md's \"A pod's lifetime\""
+done
 # ... and no other document spells the rules out: no list of how long a
 # group lingers, as each once had ("for `emptyPodLingerSeconds`" beside
 # "for `removeDelaySeconds`").
