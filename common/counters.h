@@ -94,6 +94,6 @@ const char *counter_kind_to_string(enum counter_kind k);
 int counters_read(int group_fd, bool cumulative_only, struct counter_reading **ret, size_t *ret_n);
 
 /* Reads one counter of the group, key "<domain>/<event>" (a baseline's, as
- * members.h keys them), as counters_read would. -ENOENT when the group or
+ * pod_state.h keys them), as counters_read would. -ENOENT when the group or
  * that file is gone; -EINVAL for a key that is not two names. */
 int counter_read_key(int group_fd, const char *key, struct counter_reading *ret);

@@ -24,9 +24,9 @@
  *  "counters":{"mon_L3_00/mbm_total_bytes":"123456"},
  *  "baseline":{"mon_L3_00/mbm_total_bytes":"1234"}}
  * counters are the kernel's text ("Unavailable" included), keyed and valued
- * as a member file's baseline (members.h); the times are Unix seconds,
+ * as a member file's baseline (pod_state.h); the times are Unix milliseconds,
  * created_ms null where unknown (a group 0.2 saved last). Other
- * versions follow members.h's rule: unknown keys are ignored. */
+ * versions follow pod_state.h's rule: unknown keys are ignored. */
 #pragma once
 
 #include <stdbool.h>
@@ -34,7 +34,7 @@
 #include <sys/types.h>
 
 #include "counters.h"
-#include "members.h"
+#include "pod_state.h"
 #include "oci.h"
 
 #define FINISHED_VERSION 1

@@ -3,7 +3,7 @@
  * time (its pod's lock busy past the run's deadline, or the watchdog ending
  * the run), left for gc and watch to record. <stateDir>/<uid>.intake.<id>
  * (statedir.h; an id that makes no file name hashed), one a container,
- * holds a member file's text (members.h)
+ * holds a member file's text (pod_state.h)
  * with the pod and that one container, waiting.
  *
  * Lock-free and whole or not at all: createRuntime writes the record into an
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "members.h"
+#include "pod_state.h"
 
 /* A record written and not yet linked into stateDir. */
 struct intake {

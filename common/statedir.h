@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* stateDir: the directory of the hook's per-pod files and node-wide markers,
- * whose names are spelled here and nowhere else, and the one rule for
- * trusting it. It belongs on tmpfs (/run): what it holds is of this boot.
- *   <uid>.members             a pod's member file (members.h)
+ * whose names are spelled here and nowhere else (but the temporary files
+ * of atomic saves, <name>.tmp beside each file so saved), and the one rule
+ * for trusting it. It belongs on tmpfs (/run): what it holds is of this boot.
+ *   <uid>.members             a pod's member file (pod_state.h)
  *   <uid>.members.tmp         its next version while a save is under way
  *   <uid>.lock                the pod lock (pod.h)
  *   <uid>.intake.<id>         container <id>, which its createRuntime could

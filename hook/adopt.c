@@ -45,7 +45,7 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
                 return;
         if (pod_session_lock(&e, pod->uid, a->config->lock_timeout_ms, &s) >= 0 &&
             pod_session_load(&s, NULL) >= 0 && (m = pod_state_find_member(&s.st, id)) &&
-            m->monitored && pod_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
+            m->monitored && pod_threads_group_tasks(e.root_fd, m->ctrl, pod->uid, &in, &n_in) >= 0)
                 (void) pod_member_join_cgroup(&s, &a->cgroups, m, in, n_in, &joined, &elsewhere);
         (void) pod_session_close(&s);
         pod_env_close(&e);

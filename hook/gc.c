@@ -365,13 +365,13 @@ static void say_made(struct gc *gc, const struct pod_session *s, const char *ctr
                             s->uid, ctrl_display(ctrl));
 }
 
-/* pod_group_claim, and what its answer means for the pod: a group gc cannot
+/* pod_ownership_claim, and what its answer means for the pod: a group gc cannot
  * make leaves its pending members unmonitored, a group made gets its
  * baseline and is said. 1 made, 0 there, or -errno. */
 static int claim_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
 {
         _cleanup_free_ char *status = NULL;
-        int made = pod_group_claim(s, ctrl, &status);
+        int made = pod_ownership_claim(s, ctrl, &status);
 
         if (made == -ENOSPC || made == -EBUSY || made == -ENOENT) {
                 /* A container that waits for an RMID was said to when it
@@ -384,7 +384,7 @@ static int claim_group(struct gc *gc, struct pod_session *s, const char *ctrl, e
                         pending_unmonitored(s, ctrl, made, status);
         }
         if (made > 0 && !s->dry_run)
-                pod_group_record_baseline(s, ctrl);
+                pod_ownership_record_baseline(s, ctrl);
         if (made > 0)
                 say_made(gc, s, ctrl, why);
         return made;
@@ -437,7 +437,7 @@ static int rejoin_missing_members(struct gc *gc, struct pod_session *s, const ch
  * and put back every member whose init is not in it (a hook killed before
  * its tasks write, the re-creation, a member that waited), under the
  * resctrl lock; then the rest of their containers' threads, the joins
- * taking it for themselves. What pod_group_claim returns: 1 made, 0 there,
+ * taking it for themselves. What pod_ownership_claim returns: 1 made, 0 there,
  * or -errno. */
 static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, enum made_for why)
 {
@@ -455,7 +455,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         if (made < 0)
                 return made;
         if (!made)
-                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
+                tasks_read = pod_threads_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         rejoined = rejoin_missing_members(gc, s, ctrl, made, tasks_read, in, n_in);
         if (rejoined == -ENOLCK) {
                 gc->busy = true; /* the rest is the next pass's */
@@ -468,7 +468,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
         /* The inits went in: what the join compares with. */
         if ((made || rejoined > 0) && !s->dry_run) {
                 free(TAKE_PTR(in));
-                tasks_read = pod_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
+                tasks_read = pod_threads_group_tasks(e->root_fd, ctrl, s->uid, &in, &n_in);
         }
         if (tasks_read >= 0 && join_cgroups(gc, s, ctrl, in, n_in) == -ENOLCK) {
                 gc->busy = true;
@@ -478,7 +478,7 @@ static int ensure_group(struct gc *gc, struct pod_session *s, const char *ctrl, 
          * did not give up, or what the operator narrowed it to since. */
         if (gc->abmc && pod_state_find_group(&s->st, ctrl)->owned &&
             (locked = pod_env_lock_resctrl(e)) >= 0)
-                (void) pod_group_fit_bandwidth(s, ctrl, &(struct abmc_assignments){0});
+                (void) pod_bandwidth_fit(s, ctrl, &(struct abmc_assignments){0});
         return made;
 }
 
@@ -526,7 +526,7 @@ static void release_group(struct gc *gc, struct pod_session *s, const char *ctrl
         unsigned delay = gc->env.config->remove_delay_sec;
         const struct group *g;
         int64_t left;
-        int fate = pod_group_release(s, &gc->cgroups, ctrl);
+        int fate = pod_ownership_release(s, &gc->cgroups, ctrl);
 
         switch (fate) {
         case GROUP_REMOVED:

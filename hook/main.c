@@ -21,7 +21,7 @@
 #include "settings.h"
 #include "stage.h"
 #include "watchdog.h"
-#include "members.h"
+#include "pod_state.h"
 #include "statedir.h"
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);

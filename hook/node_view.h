@@ -18,7 +18,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "counters.h"
-#include "members.h"
+#include "pod_state.h"
 #include "outcome.h"
 #include "pod.h"
 #include "proc.h"

@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "oci.h"
-#include "members.h"
+#include "pod_state.h"
 #include "statedir.h"
 
 /* The node-wide handles of one run. */

@@ -7,7 +7,7 @@
 #include "pod_bandwidth.h"
 #include "rdt.h"
 
-int pod_group_fit_bandwidth(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret)
+int pod_bandwidth_fit(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret)
 {
         unsigned want = s->env->config->mbm_events;
         int r;

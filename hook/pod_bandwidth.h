@@ -12,7 +12,7 @@
  * (every event counts); -errno (logged) when its assignments cannot be read
  * or make no sense: nothing is written then. Caller holds the resctrl lock.
  * gc --dry-run: changes nothing. */
-int pod_group_fit_bandwidth(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret);
+int pod_bandwidth_fit(struct pod_session *s, const char *ctrl, struct abmc_assignments *ret);
 
 /* The wanted events (mbmEvents) the group has no counter for, as
  * "mbm_local_bytes in domain 1, ..." into buf. */

@@ -46,9 +46,9 @@ static bool baseline_later(enum counter_state state)
 }
 
 /* A counter that is not readable yet gets no baseline now; its key waits
- * for its first value (pod_group_claim takes it). Reads only this group's
+ * for its first value (pod_ownership_claim takes it). Reads only this group's
  * mon_data. */
-void pod_group_record_baseline(struct pod_session *s, const char *ctrl)
+void pod_ownership_record_baseline(struct pod_session *s, const char *ctrl)
 {
         _cleanup_free_ struct counter_reading *rd = NULL;
         _cleanup_close_ int group_fd = -EBADF;
@@ -103,7 +103,7 @@ static void take_late_baselines(struct pod_session *s, struct group *g)
                                   s->uid, ctrl_display(g->ctrl));
 }
 
-int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
+int pod_ownership_claim(struct pod_session *s, const char *ctrl, char **reterr_status)
 {
         struct group *g = pod_state_find_group(&s->st, ctrl);
         bool recorded = g != NULL;
@@ -317,7 +317,7 @@ static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
         return state;
 }
 
-int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
+int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
 {
         unsigned delay = s->env->config->remove_delay_sec;
         struct group *g = pod_state_find_group(&s->st, ctrl);

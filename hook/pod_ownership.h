@@ -7,11 +7,11 @@
 #include "pod.h"
 
 /* Records the group's cumulative counters as they read before any task of
- * the pod is in it, as its baseline (members.h): a reused RMID can carry counts
+ * the pod is in it, as its baseline (pod_state.h): a reused RMID can carry counts
  * of its previous group, and a group found already there has counts of its
  * own. Call before the first task goes in. A failure loses the baseline,
  * nothing else (logged). Caller holds the pod lock. */
-void pod_group_record_baseline(struct pod_session *s, const char *ctrl);
+void pod_ownership_record_baseline(struct pod_session *s, const char *ctrl);
 
 /* Who owns the group of a (pod, control group) record, decided in this one
  * place, from what resctrl shows under its lock, and saved before anything
@@ -22,7 +22,7 @@ void pod_group_record_baseline(struct pod_session *s, const char *ctrl);
  *   owned: false --group missing-->  owned: true, saved, then mkdir (re-made: the hook's now)
  *   owned: true  --group missing-->  saved, then mkdir again        (re-made)
  *   either     --group exists--->  unchanged
- *   last member gone: pod_group_release rmdirs an owned group, forgets an adopted one
+ *   last member gone: pod_ownership_release rmdirs an owned group, forgets an adopted one
  *
  * Whoever makes the group between the look and the mkdir (a manager that
  * ignores the resctrl lock) turns the record to adopted. So a SIGKILL at any
@@ -38,7 +38,7 @@ void pod_group_record_baseline(struct pod_session *s, const char *ctrl);
  * group), which only mkdir returns: another step failing so (a full
  * stateDir) returns -EIO. The record of a group that is not there is dropped
  * again if this call added it. gc --dry-run: decides, changes nothing. */
-int pod_group_claim(struct pod_session *s, const char *ctrl, char **reterr_status);
+int pod_ownership_claim(struct pod_session *s, const char *ctrl, char **reterr_status);
 
 enum group_fate {
         GROUP_REMOVED,    /* rmdir'ed (or already gone) and dropped from the state */
@@ -58,4 +58,4 @@ enum group_fate {
  * running task of the pod, because rmdir would silently move live tasks out
  * of monitoring. Returns the fate
  * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
-int pod_group_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);
+int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);

@@ -13,7 +13,8 @@
 #include "proc.h"
 #include "rdt.h"
 
-int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n)
+int pod_threads_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret,
+                            size_t *ret_n)
 {
         int r = rdt_mon_group_tasks(root_fd, ctrl, uid, ret, ret_n);
 
@@ -352,9 +353,10 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
                                          "with the group of pod %s",
                                          m->id, m->pid, s->uid);
         if (cut)
-                log_warning("container %s of pod %s has over %d levels of cgroups or %d threads; "
-                            "the rest is not joined",
-                            m->id, s->uid, CGROUP_SUBTREE_DEPTH, CGROUP_SUBTREE_THREADS);
+                log_warning("container %s of pod %s has over %d levels of cgroups, %d cgroups or "
+                            "%d threads; the rest is not joined",
+                            m->id, s->uid, CGROUP_SUBTREE_DEPTH, CGROUP_SUBTREE_CGROUPS,
+                            CGROUP_SUBTREE_THREADS);
         for (size_t i = 0; r >= 0 && i < n_threads; i++) {
                 if (pid_list_has(in, n_in, threads[i]))
                         continue;
@@ -414,7 +416,7 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                 if (!in_ctrl || strcmp(in_ctrl, m->ctrl) != 0) {
                         free(TAKE_PTR(in));
                         in_ctrl = NULL;
-                        if (pod_group_tasks(root_fd, m->ctrl, uid, &in, &n_in) < 0)
+                        if (pod_threads_group_tasks(root_fd, m->ctrl, uid, &in, &n_in) < 0)
                                 continue;
                         in_ctrl = m->ctrl;
                 }

@@ -32,7 +32,7 @@ int pod_member_can_join(struct pod_session *s, const struct member *m);
  * for it (recorded at createRuntime) and of the cgroups below it; for a
  * member recorded before such records, those of its init's cgroup now, or
  * its init's own where it has none (cgroup_container_threads). in holds the
- * group's tasks (pod_group_tasks), read once for every member of (pod,
+ * group's tasks (pod_threads_group_tasks), read once for every member of (pod,
  * ctrl). Only threads in the control group's default monitoring group are
  * moved: those in another monitoring group (another monitor's) or control
  * group are counted in *ret_elsewhere and left there. A thread whose id was
@@ -54,7 +54,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 /* The tasks of the group of (pod uid, ctrl), sorted: what
  * pod_member_join_cgroup compares a container's threads with (in, n_in).
  * None when the group is gone. 0 or -errno. */
-int pod_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n);
+int pod_threads_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n);
 
 struct pod_coverage {
         unsigned threads;   /* in its live monitored containers (pod_member_join_cgroup's) */

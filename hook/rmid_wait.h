@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "members.h"
+#include "pod_state.h"
 #include "oci.h"
 #include "statedir.h"
 

@@ -24,7 +24,7 @@
 #include "stage.h"
 #include "statedir.h"
 #include "string_table.h"
-#include "members.h"
+#include "pod_state.h"
 #include "text.h"
 #include "watchdog.h"
 
@@ -233,7 +233,7 @@ static void rejoin_cgroups(const struct hook_ctx *ctx, struct pod_session *s, co
         size_t n_in;
 
         (void) cgroup_mounts_open(ctx->proc_fd, &mounts); /* without: the inits alone */
-        if (pod_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) < 0)
+        if (pod_threads_group_tasks(s->env->root_fd, ctrl, s->uid, &in, &n_in) < 0)
                 return;
         for (size_t i = 0; i < s->st.n_members; i++) {
                 unsigned joined, elsewhere;
@@ -254,7 +254,7 @@ static void fit_bandwidth(const struct hook_ctx *ctx, struct pod_session *s, con
         enum abmc_bandwidth bw;
         char missing[512];
 
-        if (pod_group_fit_bandwidth(s, ctrl, &a) <= 0)
+        if (pod_bandwidth_fit(s, ctrl, &a) <= 0)
                 return;
         bw = abmc_bandwidth(&a, ctx->config->mbm_events);
         (void) outcome_count(s->env->state_fd, "bandwidth", abmc_bandwidth_name(bw));
@@ -408,7 +408,7 @@ static int make_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         int r;
 
         for (int64_t started = now_usec();;) {
-                r = pod_group_claim(s, ctrl, &status);
+                r = pod_ownership_claim(s, ctrl, &status);
                 if (!limbo_may_end(s, ctrl, r) || !wait_for_limbo(s->env, started))
                         break;
                 free(TAKE_PTR(status));
@@ -555,7 +555,7 @@ static int join_group(const struct hook_ctx *ctx, struct pod_session *s, const c
         if (created)
                 fit_bandwidth(ctx, s, ctrl);
         if (created || !recorded)
-                pod_group_record_baseline(s, ctrl);
+                pod_ownership_record_baseline(s, ctrl);
         if (created && recorded) {
                 if (interrupted)
                         log_info("group of pod %s in %s was not made by a createRuntime that "
@@ -614,7 +614,7 @@ static int add_member(const struct hook_ctx *ctx, const struct pod_env *e,
         return 0;
 }
 
-/* Records the member as pending, so that the save that pod_group_claim makes
+/* Records the member as pending, so that the save that pod_ownership_claim makes
  * before touching resctrl names it: a hook killed at any point leaves state
  * that names everything it may have done. */
 static int record_intent(const struct hook_ctx *ctx, struct pod_session *s,
@@ -895,7 +895,7 @@ static int poststop_in_session(const struct hook_ctx *ctx, struct pod_session *s
                 return 0;
         /* Without the mounts the pod's cgroup is not looked for: today's fate. */
         (void) cgroup_mounts_open(ctx->proc_fd, &mounts);
-        r = pod_group_release(s, &mounts, ctrl);
+        r = pod_ownership_release(s, &mounts, ctrl);
         if (r < 0)
                 return r;
         *ret_outcome = fate_outcome(r);

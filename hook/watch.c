@@ -14,7 +14,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
-#include "members.h"
+#include "pod_state.h"
 #include "metrics_http.h"
 #include "pod.h"
 #include "pod_threads.h"
@@ -60,7 +60,7 @@
 /* Each kind of trouble is logged at most once in this long. */
 #define WATCH_LOG_EVERY_USEC (60 * 1000000LL)
 
-/* A monitored container's recorded cgroup (members.h), and whose it is. */
+/* A monitored container's recorded cgroup (pod_state.h), and whose it is. */
 struct watch_entry {
         enum cgroup_kind kind;
         char controller[16];

@@ -11,7 +11,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${2:-"$top/build-fuzz"}
-targets="state config members finished abmc proc_events"
+targets="state config pod_state finished abmc proc_events"
 
 CC=clang cmake -S "$top" -B "$build" -DENABLE_FUZZING=ON -DBUILD_TESTING=OFF \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON >/dev/null

@@ -131,7 +131,7 @@ keys_agree watch.state "$(entry watch.state)" \
         "$(sed -n '/^int watch_state_save(/,/^}/p' "$top/common/watch_state.c" | json_keys)"
 # The member file: the keys of its writer and parser.
 members_c=$top/common/pod_state.c
-[ -f "$members_c" ] || members_c=$top/common/members.c
+[ -f "$members_c" ] || members_c=$top/common/pod_state.c
 keys_agree "the member file" "$(entry UID.members)" "$(json_keys <"$members_c")"
 # A final counters record: finished_format's keys.
 keys_agree "a final counters record" "$(entry finished/UID.CREATED.HASH)" \

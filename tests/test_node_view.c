@@ -18,7 +18,7 @@
 #include "finished.h"
 #include "fsutil.h"
 #include "macro.h"
-#include "members.h"
+#include "pod_state.h"
 #include "node_view.h"
 #include "proc.h"
 #include "statedir.h"

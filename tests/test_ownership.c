@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Who owns a pod's group (hook/pod_ownership.h, pod_group_claim and pod_group_release),
+/* Who owns a pod's group (hook/pod_ownership.h, pod_ownership_claim and pod_ownership_release),
  * row by row of the table in docs/design.md, on plain directories standing
  * in for resctrl and stateDir: no root, no FUSE. A plain directory cannot
  * run out of RMIDs nor remove a group with files in it: those rows are the
@@ -45,13 +45,13 @@ static void open_session(struct pod_session *s)
         ck_assert_int_ge(pod_session_load(s, NULL), 0);
 }
 
-/* pod_group_claim of ctrl "/" under the resctrl lock, as its callers make it. */
+/* pod_ownership_claim of ctrl "/" under the resctrl lock, as its callers make it. */
 static int claim(struct pod_session *s)
 {
         _cleanup_(rdt_unlockp) int locked = pod_env_lock_resctrl(&env);
 
         ck_assert_int_ge(locked, 0);
-        return pod_group_claim(s, "/", &(char *){NULL});
+        return pod_ownership_claim(s, "/", &(char *){NULL});
 }
 
 /* A record of the group as the last save left it: -1 none, else owned. */
@@ -170,7 +170,7 @@ START_TEST(test_released)
         tmptree_mkdir(env.root_fd, GROUP);
         open_session(&s);
         pod_state_drop_member(&s.st, "c1");
-        ck_assert_int_eq(pod_group_release(&s, NULL, "/"), GROUP_FORGOTTEN);
+        ck_assert_int_eq(pod_ownership_release(&s, NULL, "/"), GROUP_FORGOTTEN);
         ck_assert_int_eq(pod_session_close(&s), 1); /* nothing left to remember */
         ck_assert(group_exists());
         ck_assert_int_eq(saved_owned(), -1);
@@ -179,7 +179,7 @@ START_TEST(test_released)
         record(true);
         open_session(&s);
         pod_state_drop_member(&s.st, "c1");
-        ck_assert_int_eq(pod_group_release(&s, NULL, "/"), GROUP_LINGERS);
+        ck_assert_int_eq(pod_ownership_release(&s, NULL, "/"), GROUP_LINGERS);
         ck_assert(pod_state_find_group(&s.st, "/")->emptied);
         ck_assert_int_eq(pod_session_close(&s), 0);
         ck_assert_int_eq(saved_owned(), 1);

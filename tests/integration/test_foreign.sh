@@ -23,7 +23,7 @@ OUT=$WORK/gc.out
 UIDF=$(new_uid 5)
 GF=$MNT/mon_groups/$UIDF
 
-# The nested runtime's pod: a member file as members.h has it, its pids in
+# The nested runtime's pod: a member file as pod_state.h has it, its pids in
 # pid namespace 4026531837, the initial user namespace's inode, which no pid
 # namespace can have (nsfs inodes are unique across namespace types); its
 # group, holding nothing of ours.

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "members.h"
+#include "pod_state.h"
 
 #define UID "0b7f4a52-3c1d-4e6f-9a8b-1c2d3e4f5a6b"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "members.h"
+#include "pod_state.h"
 #include "text.h"
 #include "tmptree.h"
 
@@ -351,7 +351,8 @@ START_TEST(test_cgroups_recorded)
             "\"monitored\":true,\"reason\":null}]}";
         static const char nulled[] =
             "{\"version\":1,\"uid\":\"u1\",\"namespace\":null,\"pod\":null,"
-            "\"groups\":[],\"pod_cgroup\":null,\"members\":[]}";
+            "\"groups\":[],\"pod_cgroup\":null,\"members\":[{\"id\":\"c1\",\"ctrl\":\"/\","
+            "\"pid\":7,\"start_time\":8,\"monitored\":true,\"reason\":null,\"cgroup\":null}]}";
         _cleanup_(pod_state_done) struct pod_state s = {}, again = {};
         _cleanup_free_ char *saved = NULL;
 
@@ -377,6 +378,7 @@ START_TEST(test_cgroups_recorded)
         ck_assert_ptr_null(strstr(saved, "pod_cgroup"));
         ck_assert_int_eq(pod_state_parse(nulled, strlen(nulled), UID, &again, NULL), 0);
         ck_assert(!again.has_pod_cgroup);
+        ck_assert(!again.members[0].has_cgroup);
 }
 END_TEST
 
@@ -818,8 +820,8 @@ END_TEST
 
 static Suite *members_suite(void)
 {
-        Suite *s = suite_create("members");
-        TCase *tc = tcase_create("members");
+        Suite *s = suite_create("pod_state");
+        TCase *tc = tcase_create("pod_state");
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_round_trip);

@@ -9,7 +9,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "rdt.h"
-#include "members.h"
+#include "pod_state.h"
 #include "statedir.h"
 
 #define STATE_FILE_MAX ((size_t) 1 << 20)
@@ -652,6 +652,8 @@ static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
                            "reason", &reason, "cgroup", &cgroup) < 0)
                 return bad_state(reterr, "member %zu: %s", i, jerr.text);
         (void) snprintf(what, sizeof(what), "member %zu: cgroup", i);
+        if (cgroup && json_is_null(cgroup)) /* as absent, as pod_cgroup's */
+                cgroup = NULL;
         if (cgroup && (r = parse_cgroup(cgroup, what, &cg, reterr)) < 0)
                 return r;
         if (pid < 0 || pid > INT_MAX)
