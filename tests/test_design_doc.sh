@@ -9,7 +9,9 @@
 #   design.md's;
 # - design.md's hot path says which run lists finished/, with finished.h's
 #   cap, and never that a run scans nothing of stateDir;
-# - design.md's bounds of a thread walk are common/cgroup.h's.
+# - design.md's bounds of a thread walk are common/cgroup.h's;
+# - operations.md's list of gc's actions is hook/gc.c's table of their
+#   names, both ways.
 #   test_design_doc.sh SOURCE_DIR
 set -u
 top=$1
@@ -117,6 +119,18 @@ for name in CGROUP_SUBTREE_DEPTH CGROUP_SUBTREE_CGROUPS CGROUP_SUBTREE_THREADS; 
         esac
         printf '%s\n' "$walk" | grep -qF -- "$words" ||
                 fail "design.md's thread walk does not say '$words' ($name)"
+done
+
+# gc's actions: operations.md's list (the names with a hyphen in its
+# "Actions:" paragraph) against the table of names in hook/gc.c.
+code_actions=$(sed -n 's/^ *\[GC_[A-Z_]*\] = "\([a-z-]*\)",$/\1/p' "$top/hook/gc.c" | sort)
+doc_actions=$(awk '/^Actions: /, /^$/' "$top/docs/operations.md" | grep -o '`[a-z][a-z]*-[a-z-]*`' | tr -d '`' | sort -u)
+[ -n "$code_actions" ] || fail "no action names in hook/gc.c's table"
+for a in $code_actions; do
+        printf '%s\n' "$doc_actions" | grep -qx -- "$a" || fail "operations.md's list of gc's actions lacks $a"
+done
+for a in $doc_actions; do
+        printf '%s\n' "$code_actions" | grep -qx -- "$a" || fail "operations.md lists gc action $a, which gc.c does not have"
 done
 
 [ "$failures" -eq 0 ] || exit 1
