@@ -260,14 +260,14 @@ static void record_name(const struct finished_pod *f, char buf[static RECORD_NAM
 /* <canonical uid>.<digits>.<16 hex digits>: a record's name. */
 static bool is_record_name(const char *name)
 {
-        char uid[POD_UID_LEN + 1], canonical[POD_UID_LEN + 1];
+        char uid[POD_UID_LEN + 1];
         size_t digits, len = strlen(name);
 
         if (len <= POD_UID_LEN + 1 || name[POD_UID_LEN] != '.')
                 return false;
         memcpy(uid, name, POD_UID_LEN);
         uid[POD_UID_LEN] = '\0';
-        if (pod_uid_canonicalise(uid, canonical) < 0 || strcmp(uid, canonical) != 0)
+        if (!pod_uid_is_canonical(uid))
                 return false;
         name += POD_UID_LEN + 1;
         digits = strspn(name, "0123456789");

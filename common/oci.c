@@ -165,6 +165,13 @@ int pod_uid_canonicalise(const char *in, char out[POD_UID_LEN + 1])
         return 0;
 }
 
+bool pod_uid_is_canonical(const char *s)
+{
+        char canonical[POD_UID_LEN + 1];
+
+        return pod_uid_canonicalise(s, canonical) == 0 && strcmp(s, canonical) == 0;
+}
+
 static const char *annotation(const struct oci_state *s, const char *key)
 {
         return json_string_value(json_object_get(s->annotations, key));

@@ -63,6 +63,10 @@ int oci_pod_identity(const struct oci_state *s, struct pod_identity *ret);
  * dashed form. 0 or -EINVAL. */
 int pod_uid_canonicalise(const char *in, char out[POD_UID_LEN + 1]);
 
+/* Whether s is a pod UID in the form the hook names files and groups by:
+ * canonical (lowercase, dashed). */
+bool pod_uid_is_canonical(const char *s);
+
 const char *pod_runtime_to_string(enum pod_runtime r);
 
 /* linux.intelRdt of the container's <bundle>/config.json. */

@@ -15,7 +15,6 @@
 #include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
-#include "oci.h"
 #include "proc.h"
 #include "rdt.h"
 
@@ -788,6 +787,7 @@ enum rmid_budget rdt_budget_rule(enum rmid_budget configured)
 struct usage_list {
         struct rdt_ctrl_usage *items;
         size_t n;
+        bool (*is_pod_group)(const char *mon);
 };
 
 static int count_usage(const char *ctrl, const char *mon, void *userdata)
@@ -796,8 +796,7 @@ static int count_usage(const char *ctrl, const char *mon, void *userdata)
         struct rdt_ctrl_usage *a;
 
         if (mon) { /* ctrl's entry comes first: the root's is there, others' made below */
-                char canonical[POD_UID_LEN + 1];
-                bool pod = pod_uid_canonicalise(mon, canonical) == 0 && strcmp(mon, canonical) == 0;
+                bool pod = l->is_pod_group(mon);
 
                 for (size_t i = 0; i < l->n; i++)
                         if (strcmp(l->items[i].name, ctrl) == 0) {
@@ -816,9 +815,10 @@ static int count_usage(const char *ctrl, const char *mon, void *userdata)
         return 0;
 }
 
-int rdt_mon_groups_count(int root_fd, struct rdt_ctrl_usage **ret, size_t *ret_n)
+int rdt_mon_groups_count(int root_fd, bool (*is_pod_group)(const char *mon),
+                         struct rdt_ctrl_usage **ret, size_t *ret_n)
 {
-        struct usage_list l = {0};
+        struct usage_list l = {.is_pod_group = is_pod_group};
         int r;
 
         r = count_usage("/", NULL, &l);

@@ -188,12 +188,15 @@ enum rmid_budget rdt_budget_rule(enum rmid_budget configured);
 struct rdt_ctrl_usage {
         char name[NAME_MAX + 1]; /* "/" for the root */
         unsigned mon_groups;
-        unsigned pod_groups; /* of those, named by a pod UID, as the hook names them */
+        unsigned pod_groups; /* of those, the ones is_pod_group took for a pod's */
 };
 
 /* Every control group, the root first, with its monitoring groups, whoever
- * made them (*ret malloc'd). Read-only: take rdt_lock (LOCK_SH) around it. */
-int rdt_mon_groups_count(int root_fd, struct rdt_ctrl_usage **ret, size_t *ret_n);
+ * made them (*ret malloc'd); is_pod_group tells a pod's group by its name
+ * (pod_uid_is_canonical, oci.h). Read-only: take rdt_lock (LOCK_SH) around
+ * it. */
+int rdt_mon_groups_count(int root_fd, bool (*is_pod_group)(const char *mon),
+                         struct rdt_ctrl_usage **ret, size_t *ret_n);
 
 /* A control group's use for one line, where each has per_ctrl monitoring
  * groups at most: "the root control group 3 in use (full: 2 pods' groups,

@@ -128,13 +128,11 @@ int statedir_freed_age_ms(int state_fd, const char *ctrl, int64_t *ret)
 /* name starts with a canonical pod UID. */
 static bool starts_with_uid(const char *name, char uid[static POD_UID_LEN + 1])
 {
-        char canonical[POD_UID_LEN + 1];
-
         if (strlen(name) <= POD_UID_LEN)
                 return false;
         memcpy(uid, name, POD_UID_LEN);
         uid[POD_UID_LEN] = '\0';
-        return pod_uid_canonicalise(uid, canonical) == 0 && strcmp(uid, canonical) == 0;
+        return pod_uid_is_canonical(uid);
 }
 
 bool statedir_parse_intake_name(const char *name, char uid[static POD_UID_LEN + 1])

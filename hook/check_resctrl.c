@@ -17,6 +17,7 @@
 #include "check_rows.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "oci.h"
 #include "proc.h"
 #include "rdt.h"
 
@@ -174,7 +175,7 @@ static void check_rmids_per_ctrl(struct checker *k)
         }
         r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
         if (r >= 0) {
-                r = rdt_mon_groups_count(k->root_fd, &use, &n);
+                r = rdt_mon_groups_count(k->root_fd, pod_uid_is_canonical, &use, &n);
                 rdt_unlock(k->root_fd);
         }
         if (r < 0) {

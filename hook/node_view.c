@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "node_view.h"
+#include "oci.h"
 #include "pod_threads.h"
 #include "statedir.h"
 
@@ -98,6 +99,15 @@ static void pod_view_done(struct pod_view *pv)
         free(pv->totals);
         free(pv->why);
         pod_state_done(&pv->st);
+}
+
+void node_view_group_path(const struct node_view *nv, const struct pod_view *pv,
+                          const struct group *g, char *buf, size_t size)
+{
+        bool root = strcmp(g->ctrl, "/") == 0;
+
+        (void) snprintf(buf, size, "%s/%s%smon_groups/%s", nv->config->resctrl_path,
+                        root ? "" : g->ctrl, root ? "" : "/", pv->uid);
 }
 
 void node_view_done(struct node_view *nv)
@@ -462,7 +472,7 @@ int node_view_read_resctrl(struct node_view *nv, int root_fd)
                                        nv->config->lock_timeout_ms);
         r = rdt_groups_count(root_fd, &nv->in_use);
         if (r >= 0 && nv->rule == RMID_BUDGET_CTRL_GROUP)
-                r = rdt_mon_groups_count(root_fd, &nv->ctrls, &nv->n_ctrls);
+                r = rdt_mon_groups_count(root_fd, pod_uid_is_canonical, &nv->ctrls, &nv->n_ctrls);
         rdt_unlock(root_fd);
         if (r < 0)
                 return log_error_errno(r, "cannot list the groups");

@@ -117,6 +117,11 @@ int node_view_read_finished(struct node_view *nv);
 
 void node_view_done(struct node_view *nv);
 
+/* The group's directory: <resctrl>/mon_groups/<uid> or
+ * <resctrl>/<ctrl>/mon_groups/<uid>. */
+void node_view_group_path(const struct node_view *nv, const struct pod_view *pv,
+                          const struct group *g, char *buf, size_t size);
+
 /* The pod of that UID, NULL when stateDir has none. */
 const struct pod_view *node_view_pod(const struct node_view *nv, const char *uid);
 

@@ -317,7 +317,8 @@ static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
         return state;
 }
 
-int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl)
+int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts,
+                          const char *ctrl)
 {
         unsigned delay = s->env->config->remove_delay_sec;
         struct group *g = pod_state_find_group(&s->st, ctrl);

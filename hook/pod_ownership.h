@@ -58,4 +58,5 @@ enum group_fate {
  * running task of the pod, because rmdir would silently move live tasks out
  * of monitoring. Returns the fate
  * or -errno (logged); a group not in the state is GROUP_FORGOTTEN. */
-int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts, const char *ctrl);
+int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts,
+                          const char *ctrl);

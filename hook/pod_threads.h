@@ -54,7 +54,8 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 /* The tasks of the group of (pod uid, ctrl), sorted: what
  * pod_member_join_cgroup compares a container's threads with (in, n_in).
  * None when the group is gone. 0 or -errno. */
-int pod_threads_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret, size_t *ret_n);
+int pod_threads_group_tasks(int root_fd, const char *ctrl, const char *uid, pid_t **ret,
+                            size_t *ret_n);
 
 struct pod_coverage {
         unsigned threads;   /* in its live monitored containers (pod_member_join_cgroup's) */

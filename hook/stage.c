@@ -14,9 +14,11 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "oci.h"
 #include "outcome.h"
 #include "pod_bandwidth.h"
 #include "pod_ownership.h"
+#include "pod_state.h"
 #include "pod_threads.h"
 #include "proc.h"
 #include "rdt.h"
@@ -24,7 +26,6 @@
 #include "stage.h"
 #include "statedir.h"
 #include "string_table.h"
-#include "pod_state.h"
 #include "text.h"
 #include "watchdog.h"
 
@@ -357,7 +358,7 @@ static void say_ctrl_full(const struct hook_ctx *ctx, struct pod_session *s, con
         int64_t ms;
 
         if (rdt_mon_groups_per_ctrl(s->env->root_fd, &per_ctrl) < 0 ||
-            rdt_mon_groups_count(s->env->root_fd, &use, &n) < 0) {
+            rdt_mon_groups_count(s->env->root_fd, pod_uid_is_canonical, &use, &n) < 0) {
                 log_warning("cannot create group for pod %s: %s has no monitoring group left (%s); "
                             "container starts unmonitored",
                             ctx->pod->uid, ctrl_named(ctrl, name), status ? status : "?");

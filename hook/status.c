@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The status command: its options, the model gathered, one printer (status.h). */
+/* The status command: its options, the model gathered, one printer (status_print.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,22 +15,7 @@
 #include "macro.h"
 #include "rdt.h"
 #include "statedir.h"
-#include "status.h"
-
-const char *or_dash(const char *s)
-{
-        return s ? s : "-";
-}
-
-/* The group's directory: <resctrl>/mon_groups/<uid> or <resctrl>/<ctrl>/mon_groups/<uid>. */
-void status_group_path(const struct node_view *nv, const struct pod_view *pv, const struct group *g,
-                       char *buf, size_t size)
-{
-        bool root = strcmp(g->ctrl, "/") == 0;
-
-        snprintf(buf, size, "%s/%s%smon_groups/%s", nv->config->resctrl_path, root ? "" : g->ctrl,
-                 root ? "" : "/", pv->uid);
-}
+#include "status_print.h"
 
 /* Replaces path atomically, readable by all (node_exporter may run as its own
  * user); the temp name does not end in .prom, so the collector skips it. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* status --json: status.h. */
+/* status --json: status_print.h. */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "status.h"
+#include "status_print.h"
 
 /* Integers exact (up to 2^63); fixed-point as a JSON number (a double). */
 static json_t *json_value(bool ok, const struct counter_value *v)
@@ -62,7 +62,7 @@ static json_t *json_groups(const struct node_view *nv, const struct pod_view *pv
                                                             m->pid, "alive", pv->live[j])) < 0)
                                 return NULL;
                 }
-                status_group_path(nv, pv, gv->g, path, sizeof(path));
+                node_view_group_path(nv, pv, gv->g, path, sizeof(path));
                 if (!members ||
                     json_array_append_new(
                         a,

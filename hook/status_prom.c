@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* status --prometheus: status.h. */
+/* status --prometheus: status_print.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 
 #include "macro.h"
 #include "prom.h"
-#include "status.h"
+#include "status_print.h"
 
 /* A counter file whose text does not parse: its series has no sample, and
  * this one says so, by event, with the labels the series would have. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* status as a table: status.h. */
+/* status as a table: status_print.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "status.h"
+#include "status_print.h"
 #include "text.h"
 
 /* A string from outside (annotations, the state file, the config) as one
@@ -31,7 +31,7 @@ static void print_pod_members(const struct node_view *nv, const struct pod_view 
         for (size_t i = 0; i < pv->st.n_groups; i++) {
                 const struct group_view *gv = &pv->groups[i];
 
-                status_group_path(nv, pv, gv->g, path, sizeof(path));
+                node_view_group_path(nv, pv, gv->g, path, sizeof(path));
                 char bw[32] = "";
 
                 if (gv->bandwidth > ABMC_FULL)

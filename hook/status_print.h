@@ -9,11 +9,10 @@
 #include "node_view.h"
 
 /* s, or "-" when absent. */
-const char *or_dash(const char *s);
-
-/* The group's directory: <resctrl>/mon_groups/<uid> or <resctrl>/<ctrl>/mon_groups/<uid>. */
-void status_group_path(const struct node_view *nv, const struct pod_view *pv, const struct group *g,
-                       char *buf, size_t size);
+static inline const char *or_dash(const char *s)
+{
+        return s ? s : "-";
+}
 
 void status_print_table(const struct node_view *nv);
 /* 0, or -ENOMEM. */
