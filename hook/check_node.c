@@ -242,7 +242,10 @@ static bool find_kubepods(int dir_fd, int levels, const char *above, char *ret, 
 
                 if (!name_is_valid(de->d_name) || de->d_type != DT_DIR)
                         continue;
-                (void) snprintf(path, sizeof(path), "%s/%s", above, de->d_name);
+                /* Two levels of names always fit; a path cut short would
+                 * name another cgroup, so one that does not fit is skipped. */
+                if (snprintf(path, sizeof(path), "%s/%s", above, de->d_name) >= (int) sizeof(path))
+                        continue;
                 if (names_kubepods(de->d_name)) {
                         (void) snprintf(ret, size, "%s", path);
                         return true;
