@@ -126,6 +126,37 @@ static void usage_error(struct args *a, const char *fmt, ...)
         log_error("%s (see --help); nothing done", msg);
 }
 
+/* What follows the options, from argv[first]: a command, whose options
+ * are its own, or a stage. bad is the first thing wrong with the options
+ * (NULL when nothing is), reported here, where it is known which of the
+ * two it was for. Returns as parse_args does. */
+static int parse_operands(int argc, char **argv, int first, const char *bad, struct args *a)
+{
+        if (first < argc)
+                a->command = find_command(argv[first]);
+        if (a->command) {
+                if (bad) {
+                        log_error("%s (see --help)", bad);
+                        return -EINVAL;
+                }
+                a->command_argv = argv + first;
+                a->command_argc = argc - first;
+                return 1;
+        }
+        if (first < argc && parse_stage(argv[first], &a->stage) >= 0)
+                a->stage_name = argv[first];
+        if (bad)
+                usage_error(a, "%s", bad);
+        else if (first == argc)
+                usage_error(a, "no STAGE argument");
+        else if (!a->stage_name)
+                usage_error(a, "unknown stage '%s' (createRuntime, prestart or poststop)",
+                            argv[first]);
+        else if (first != argc - 1)
+                usage_error(a, "unexpected argument '%s' after the stage", argv[first + 1]);
+        return 1;
+}
+
 /* 1 to go on, 0 to exit successfully (--help, --version), -EINVAL when a
  * command (check, status, gc, ...) is misused. A stage run's misuse sets
  * a->usage_error instead: it is the runtime that runs it. */
@@ -170,29 +201,7 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 }
         }
-        if (optind < argc)
-                a->command = find_command(argv[optind]);
-        if (a->command) {
-                if (bad) {
-                        log_error("%s (see --help)", bad);
-                        return -EINVAL;
-                }
-                a->command_argv = argv + optind;
-                a->command_argc = argc - optind;
-                return 1;
-        }
-        if (optind < argc && parse_stage(argv[optind], &a->stage) >= 0)
-                a->stage_name = argv[optind];
-        if (bad)
-                usage_error(a, "%s", bad);
-        else if (optind == argc)
-                usage_error(a, "no STAGE argument");
-        else if (!a->stage_name)
-                usage_error(a, "unknown stage '%s' (createRuntime, prestart or poststop)",
-                            argv[optind]);
-        else if (optind != argc - 1)
-                usage_error(a, "unexpected argument '%s' after the stage", argv[optind + 1]);
-        return 1;
+        return parse_operands(argc, argv, optind, bad, a);
 }
 
 /* Turns what was read from stdin into a parsed state, logging what was wrong. */
@@ -339,6 +348,40 @@ static void log_hold(int64_t usec, unsigned writes, bool shared)
                   shared ? "shared" : "exclusive", writes);
 }
 
+/* The config a stage runs with, and the logging it asks for; its problems
+ * logged first. -ENOMEM (logged): the stage does nothing, and fails nothing. */
+static int load_config(const struct args *a, struct config *config,
+                       struct config_problems *problems)
+{
+        if (config_init(config) < 0 ||
+            settings_load(a->config_path, a->config_explicit, config, problems) < 0) {
+                log_error("out of memory");
+                return -ENOMEM;
+        }
+        /* Before the file's own log settings, which may be what is wrong. */
+        settings_log_problems(problems);
+        log_setup(a->log_level >= 0 ? a->log_level : config->log_level, config->log_syslog,
+                  config->log_stderr);
+        return 0;
+}
+
+/* The watchdog (watchdog.h) ends a run still going at the deadline, with
+ * the exit status of one that failed so. A stage run with a bad command
+ * line does nothing and needs none. Without it (logged) the run goes on:
+ * each of its waits has the deadline too. */
+static void arm_watchdog(const struct args *a, const struct config *c,
+                         const struct config_problems *problems, int64_t deadline)
+{
+        int r;
+
+        if (a->usage_error)
+                return;
+        r = watchdog_arm(deadline, exit_status(a, c, problems, -ETIME), a->stage_name,
+                         c->state_dir);
+        if (r < 0)
+                log_warning_errno(r, "cannot arm the watchdog; the run relies on its deadline");
+}
+
 int main(int argc, char **argv)
 {
         int64_t start = now_usec(), deadline;
@@ -365,26 +408,13 @@ int main(int argc, char **argv)
                 return run_command(&a);
         log_set_context(a.stage_name, NULL);
 
-        if (config_init(&config) < 0 ||
-            settings_load(a.config_path, a.config_explicit, &config, &problems) < 0) {
-                log_error("out of memory");
+        if (load_config(&a, &config, &problems) < 0)
                 return COMMAND_OK;
-        }
-        /* Before the file's own log settings, which may be what is wrong. */
-        settings_log_problems(&problems);
-        log_setup(a.log_level >= 0 ? a.log_level : config.log_level, config.log_syslog,
-                  config.log_stderr);
         /* One deadline for everything the run waits for (stdin, the pod lock,
          * the resctrl lock), below the runtime's timeout: a runtime that kills
          * a hook fails the container whatever failurePolicy says. */
         deadline = usec_after_ms(start, config.lock_timeout_ms);
-        if (!a.usage_error) {
-                r = watchdog_arm(deadline, exit_status(&a, &config, &problems, -ETIME),
-                                 a.stage_name, config.state_dir);
-                if (r < 0)
-                        log_warning_errno(r, "cannot arm the watchdog; the run relies on its "
-                                             "deadline");
-        }
+        arm_watchdog(&a, &config, &problems, deadline);
 
         /* Read stdin before anything can fail: a runtime writing the state must
          * never block or see EPIPE because the hook left early. */
