@@ -789,16 +789,44 @@ static int leave_intake(const struct hook_ctx *ctx, const struct intake *in,
         return 0;
 }
 
-int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
+/* Records the container, c, in its pod's state under the pod's lock; with
+ * the lock busy past the deadline, leaves its intake record instead. */
+static int record_container(const struct hook_ctx *ctx, const struct container *c,
+                            enum hook_outcome *ret_outcome)
 {
-        _cleanup_(oci_bundle_done) struct oci_bundle bundle = {0};
         struct pod_env e = POD_ENV_INIT;
         struct pod_session s = {.lock_fd = -EBADF};
         struct intake intake = INTAKE_INIT;
+        int r, q;
+
+        r = env_open(ctx, &e);
+        if (r < 0)
+                return r;
+        prepare_intake(ctx, &e, c, &intake);
+        watchdog_set_intake(intake.fd >= 0 ? &intake : NULL);
+        r = session_open(ctx, &e, &s);
+        if (r == -ETIMEDOUT && intake.fd >= 0)
+                r = leave_intake(ctx, &intake, ret_outcome);
+        else if (r == -ETIMEDOUT)
+                log_error("cannot lock pod %s (lockTimeoutMs %u ms); not recorded", ctx->pod->uid,
+                          ctx->config->lock_timeout_ms);
+        else if (r >= 0)
+                r = create_in_session(ctx, &s, c, ret_outcome);
+        q = session_close(&s);
+        /* Recorded, or left: the watchdog has nothing more to leave. */
+        watchdog_set_intake(NULL);
+        intake_discard(&intake);
+        pod_env_close(&e);
+        return r < 0 ? r : q;
+}
+
+int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
+{
+        _cleanup_(oci_bundle_done) struct oci_bundle bundle = {0};
         _cleanup_free_ char *ctrl = NULL;
         struct container c;
         const char *why;
-        int r, q;
+        int r;
 
         if (ctx->state->pid <= 0) {
                 log_error("state has no pid at createRuntime");
@@ -835,25 +863,7 @@ int stage_create(const struct hook_ctx *ctx, enum hook_outcome *ret_outcome)
         if (r < 0)
                 return log_error_errno(r, "cannot read start time of pid %d", ctx->state->pid);
 
-        r = env_open(ctx, &e);
-        if (r < 0)
-                return r;
-        prepare_intake(ctx, &e, &c, &intake);
-        watchdog_set_intake(intake.fd >= 0 ? &intake : NULL);
-        r = session_open(ctx, &e, &s);
-        if (r == -ETIMEDOUT && intake.fd >= 0)
-                r = leave_intake(ctx, &intake, ret_outcome);
-        else if (r == -ETIMEDOUT)
-                log_error("cannot lock pod %s (lockTimeoutMs %u ms); not recorded", ctx->pod->uid,
-                          ctx->config->lock_timeout_ms);
-        else if (r >= 0)
-                r = create_in_session(ctx, &s, &c, ret_outcome);
-        q = session_close(&s);
-        /* Recorded, or left: the watchdog has nothing more to leave. */
-        watchdog_set_intake(NULL);
-        intake_discard(&intake);
-        pod_env_close(&e);
-        return r < 0 ? r : q;
+        return record_container(ctx, &c, ret_outcome);
 }
 
 static enum hook_outcome fate_outcome(enum group_fate fate)
