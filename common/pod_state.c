@@ -671,6 +671,22 @@ static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
         return r;
 }
 
+static int parse_members(json_t *members, struct pod_state *s, char **reterr)
+{
+        size_t i;
+        json_t *m;
+
+        if (!json_is_array(members))
+                return bad_state(reterr, "members must be an array");
+        json_array_foreach(members, i, m) {
+                int r = parse_member(m, i, s, reterr);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 bool pod_state_pids_are_ours(const struct pod_state *s, uint64_t pid_ns)
 {
         return s->pid_ns == 0 || s->pid_ns == pid_ns;
@@ -686,13 +702,12 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                     char **reterr)
 {
         _cleanup_(pod_state_done) struct pod_state s = {};
-        json_t *namespace, *pod, *groups, *members, *m, *pid_ns = NULL, *pod_cgroup = NULL,
-                                                        *boot_id = NULL;
+        json_t *namespace, *pod, *groups, *members, *pid_ns = NULL, *pod_cgroup = NULL,
+                                                    *boot_id = NULL;
         json_auto_t *root = NULL;
         json_int_t version;
         json_error_t jerr;
         const char *file_uid;
-        size_t i;
         int r;
 
         if (!name_is_valid(uid))
@@ -730,16 +745,10 @@ int pod_state_parse(const char *text, size_t len, const char *uid, struct pod_st
                 r = parse_string_or_null(pod, "pod", &s.pod_name, reterr);
         if (r >= 0)
                 r = parse_groups(groups, &s, reterr);
-        if (r < 0)
-                return r;
-        if (!json_is_array(members))
-                return bad_state(reterr, "members must be an array");
-        json_array_foreach(members, i, m) {
-                r = parse_member(m, i, &s, reterr);
-                if (r < 0)
-                        return r;
-        }
-        r = pod_state_check(&s, reterr);
+        if (r >= 0)
+                r = parse_members(members, &s, reterr);
+        if (r >= 0)
+                r = pod_state_check(&s, reterr);
         if (r < 0)
                 return r;
 
