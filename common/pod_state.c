@@ -652,7 +652,7 @@ static int parse_member(json_t *o, size_t i, struct pod_state *s, char **reterr)
                            "reason", &reason, "cgroup", &cgroup) < 0)
                 return bad_state(reterr, "member %zu: %s", i, jerr.text);
         (void) snprintf(what, sizeof(what), "member %zu: cgroup", i);
-        if (cgroup && json_is_null(cgroup)) /* as absent, as pod_cgroup's */
+        if (json_is_null(cgroup)) /* as absent, as pod_cgroup's */
                 cgroup = NULL;
         if (cgroup && (r = parse_cgroup(cgroup, what, &cg, reterr)) < 0)
                 return r;
