@@ -317,11 +317,46 @@ static enum pod_cgroup pod_cgroup_state(const struct pod_session *s,
         return state;
 }
 
+/* Does the pod live on, g emptied? While a process runs in its cgroup
+ * (containerd's sandbox, which no hook sees), or for emptyPodLingerSeconds
+ * after the group emptied while none does (a container between its
+ * restarts, CRI-O's dropped infra container). True when the group is kept,
+ * *ret_fate saying why (GROUP_POD_LIVES, or GROUP_POD_UNSEEN, logged). */
+static bool pod_keeps_group(const struct pod_session *s, const struct cgroup_mounts *mounts,
+                            const struct group *g, enum group_fate *ret_fate)
+{
+        switch (pod_cgroup_state(s, mounts)) {
+        case POD_CGROUP_UNSEEN:
+                if (s->st.has_pod_cgroup)
+                        log_warning("cannot see cgroup %s:%s of pod %s from here; its group is "
+                                    "kept",
+                                    cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
+                                    s->uid);
+                else
+                        log_warning("cannot see a whole cgroup hierarchy from here to tell "
+                                    "whether pod %s lives; its group is kept",
+                                    s->uid);
+                *ret_fate = GROUP_POD_UNSEEN;
+                return true;
+        case POD_CGROUP_EMPTY:
+                if (linger_over(g, s->env->config->empty_pod_linger_sec))
+                        return false;
+                /* fall through */
+        case POD_CGROUP_POPULATED:
+                *ret_fate = GROUP_POD_LIVES;
+                return true;
+        case POD_CGROUP_GONE:
+                break;
+        }
+        return false;
+}
+
 int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mounts,
                           const char *ctrl)
 {
         unsigned delay = s->env->config->remove_delay_sec;
         struct group *g = pod_state_find_group(&s->st, ctrl);
+        enum group_fate kept;
         bool emptied_now;
         int r;
 
@@ -339,32 +374,9 @@ int pod_ownership_release(struct pod_session *s, const struct cgroup_mounts *mou
                 s->dirty |= emptied_now;
                 return GROUP_LINGERS;
         }
-        /* Does the pod live on (g emptied)? While a process runs in its
-         * cgroup (containerd's sandbox, which no hook sees), or for
-         * emptyPodLingerSeconds after the group emptied while none does (a
-         * container between its restarts, CRI-O's dropped infra container). */
-        switch (pod_cgroup_state(s, mounts)) {
-        case POD_CGROUP_UNSEEN:
-                if (s->st.has_pod_cgroup)
-                        log_warning("cannot see cgroup %s:%s of pod %s from here; its group is "
-                                    "kept",
-                                    cgroup_hierarchy_name(&s->st.pod_cgroup), s->st.pod_cgroup.path,
-                                    s->uid);
-                else
-                        log_warning("cannot see a whole cgroup hierarchy from here to tell "
-                                    "whether pod %s lives; its group is kept",
-                                    s->uid);
+        if (pod_keeps_group(s, mounts, g, &kept)) {
                 s->dirty |= emptied_now;
-                return GROUP_POD_UNSEEN;
-        case POD_CGROUP_EMPTY:
-                if (linger_over(g, s->env->config->empty_pod_linger_sec))
-                        break;
-                /* fall through */
-        case POD_CGROUP_POPULATED:
-                s->dirty |= emptied_now;
-                return GROUP_POD_LIVES;
-        case POD_CGROUP_GONE:
-                break;
+                return kept;
         }
         if (emptied_now) /* removed now, or kept only for its tasks */
                 g->emptied = false;
