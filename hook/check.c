@@ -267,9 +267,8 @@ static void check_waiting(struct checker *k)
                 }
         if (waiting > 0)
                 check_add(k, ROW_WAITING, LEVEL_WARN,
-                          "free RMIDs (check's rmids and other-managers) or monitor fewer pods; gc "
-                          "brings "
-                          "the oldest in at each pass that finds one free",
+                          "free RMIDs (check's rmids and other-managers) or monitor fewer pods; "
+                          "gc brings the oldest in at each pass that finds one free",
                           "%u containers run unmonitored waiting for an RMID, the longest %llu s "
                           "(%s)",
                           waiting, (unsigned long long) most, most_by);
