@@ -166,10 +166,14 @@ static void check_other_managers(struct checker *k)
         char examples[256] = "";
         int r;
 
-        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
-        if (r >= 0) {
-                r = rdt_groups_foreach(k->root_fd, list_pod_group, &l);
-                rdt_unlock(k->root_fd);
+        {
+                _cleanup_(rdt_unlockp) int locked = -EBADF;
+
+                r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
+                if (r >= 0) {
+                        locked = k->root_fd;
+                        r = rdt_groups_foreach(k->root_fd, list_pod_group, &l);
+                }
         }
         /* Without stateDir every group is another's: none is recorded. */
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
@@ -355,6 +359,9 @@ static const struct row {
     [ROW_RUNTIME_ROOTS] = {"runtime-roots", check_runtime_roots, ROW_RUNTIME_ROOTS, false},
     [ROW_WATCH] = {"watch", check_watch, ROW_WATCH, false},
 };
+
+/* --only is a mask of rows, a bit each. */
+_Static_assert(_ROW_MAX <= 32, "check's rows fit an unsigned mask");
 
 /* Is the row to be run and printed? */
 static bool wanted(const struct checker *k, enum check_row row)

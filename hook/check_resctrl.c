@@ -173,10 +173,14 @@ static void check_rmids_per_ctrl(struct checker *k)
                           "cannot read num_rmids and num_closids: %s", strerror(-r));
                 return;
         }
-        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
-        if (r >= 0) {
-                r = rdt_mon_groups_count(k->root_fd, pod_uid_is_canonical, &use, &n);
-                rdt_unlock(k->root_fd);
+        {
+                _cleanup_(rdt_unlockp) int locked = -EBADF;
+
+                r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
+                if (r >= 0) {
+                        locked = k->root_fd;
+                        r = rdt_mon_groups_count(k->root_fd, pod_uid_is_canonical, &use, &n);
+                }
         }
         if (r < 0) {
                 check_add(k, ROW_RMIDS, LEVEL_FAIL, NULL, "cannot count the groups: %s",
@@ -219,10 +223,14 @@ void check_rmids(struct checker *k)
                           strerror(-r));
                 return;
         }
-        r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
-        if (r >= 0) {
-                r = rdt_groups_count(k->root_fd, &used);
-                rdt_unlock(k->root_fd);
+        {
+                _cleanup_(rdt_unlockp) int locked = -EBADF;
+
+                r = rdt_lock_shared(k->root_fd, k->config.lock_timeout_ms);
+                if (r >= 0) {
+                        locked = k->root_fd;
+                        r = rdt_groups_count(k->root_fd, &used);
+                }
         }
         if (r < 0) {
                 check_add(k, ROW_RMIDS, LEVEL_FAIL, NULL, "cannot count the groups: %s",

@@ -19,8 +19,8 @@
 #include "pod_threads.h"
 #include "statedir.h"
 
-bool group_reading_delta(const struct group *g, const struct counter_reading *rd,
-                         struct counter_value *ret)
+bool node_view_reading_delta(const struct group *g, const struct counter_reading *rd,
+                             struct counter_value *ret)
 {
         char key[2 * NAME_MAX + 2];
         const struct counter_value *b;
@@ -73,8 +73,8 @@ static int add_to_total(struct pod_view *pv, const struct group *g,
                 t->sum.scale = t->delta.scale = rd->value.scale;
         }
         t->sum_ok = t->sum_ok && counter_value_add(&t->sum, &rd->value) >= 0;
-        t->delta_ok =
-            t->delta_ok && group_reading_delta(g, rd, &d) && counter_value_add(&t->delta, &d) >= 0;
+        t->delta_ok = t->delta_ok && node_view_reading_delta(g, rd, &d) &&
+                      counter_value_add(&t->delta, &d) >= 0;
         return 0;
 }
 
@@ -139,19 +139,13 @@ static int pod_view_liveness(const struct node_view *nv, struct pod_view *pv)
         return 0;
 }
 
-static int add_pod(struct node_view *nv, const char *uid)
+/* A pod's view from its member file (and intake records) into pv: 1, 0
+ * when it is gone meanwhile, -errno. pv is the caller's to free either
+ * way. */
+static int load_pod(struct node_view *nv, const char *uid, struct pod_view *pv)
 {
-        struct pod_view *a, *pv;
         int r;
 
-        if (nv->n_pods >= NODE_VIEW_PODS_MAX)
-                return -E2BIG;
-        a = realloc(nv->pods, (nv->n_pods + 1) * sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        nv->pods = a;
-        pv = &a[nv->n_pods];
-        *pv = (struct pod_view){0};
         snprintf(pv->uid, sizeof(pv->uid), "%s", uid);
         /* Without the pod lock: the file is replaced by rename, never torn. */
         r = pod_state_load(nv->state_fd, uid, &pv->st, &pv->why);
@@ -177,6 +171,27 @@ static int add_pod(struct node_view *nv, const char *uid)
                 return -ENOMEM;
         for (size_t i = 0; i < pv->st.n_groups; i++)
                 pv->groups[i].g = &pv->st.groups[i];
+        return 1;
+}
+
+static int add_pod(struct node_view *nv, const char *uid)
+{
+        struct pod_view *a, *pv;
+        int r;
+
+        if (nv->n_pods >= NODE_VIEW_PODS_MAX)
+                return -E2BIG;
+        a = realloc(nv->pods, (nv->n_pods + 1) * sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        nv->pods = a;
+        pv = &a[nv->n_pods];
+        *pv = (struct pod_view){0};
+        r = load_pod(nv, uid, pv);
+        if (r <= 0) {
+                pod_view_done(pv);
+                return r;
+        }
         nv->n_pods++;
         return pod_view_liveness(nv, pv);
 }
@@ -192,7 +207,7 @@ static int apply_baselines(struct finished_pod *f)
         for (size_t i = 0; i < f->n_rd; i++) {
                 struct counter_value d;
 
-                if (group_reading_delta(g, &f->rd[i], &d))
+                if (node_view_reading_delta(g, &f->rd[i], &d))
                         f->rd[i].value = d;
         }
         pod_state_group_clear_baseline(g);
@@ -412,7 +427,7 @@ static void cover_pod(struct node_view *nv, int root_fd, struct pod_view *pv)
 {
         struct pod_coverage cover;
 
-        pod_coverage(nv->proc_fd, root_fd, &nv->mounts, pv->uid, &pv->st, &cover);
+        pod_coverage(nv->proc_fd, root_fd, &nv->mounts, pv->uid, &pv->st, pv->live, &cover);
         pv->threads = cover.threads;
         pv->threads_in = cover.in;
         pv->threads_elsewhere = cover.elsewhere;
@@ -451,32 +466,59 @@ static void read_budget(struct node_view *nv, int root_fd)
  * changes a group meanwhile; taken per pod, so that a hook waiting to
  * change one waits for one pod's reads at most. The pod's coverage is read
  * after. */
+static int lock_shared(const struct node_view *nv, int root_fd)
+{
+        int r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
+
+        if (r < 0)
+                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
+                                       nv->config->lock_timeout_ms);
+        return 0;
+}
+
+/* A pod's groups' counters, under the shared lock. */
+static int read_pod_groups(struct node_view *nv, int root_fd, struct pod_view *pv)
+{
+        _cleanup_(rdt_unlockp) int locked = -EBADF;
+        int r = lock_shared(nv, root_fd);
+
+        if (r < 0)
+                return r;
+        locked = root_fd;
+        for (size_t j = 0; j < pv->st.n_groups; j++)
+                read_group(nv, root_fd, pv->uid, &pv->groups[j]);
+        return 0;
+}
+
+/* The groups in use, and each control group's, under the shared lock. */
+static int count_groups(struct node_view *nv, int root_fd)
+{
+        _cleanup_(rdt_unlockp) int locked = -EBADF;
+        int r = lock_shared(nv, root_fd);
+
+        if (r < 0)
+                return r;
+        locked = root_fd;
+        r = rdt_groups_count(root_fd, &nv->in_use);
+        if (r >= 0 && nv->rule == RMID_BUDGET_CTRL_GROUP)
+                r = rdt_mon_groups_count(root_fd, pod_uid_is_canonical, &nv->ctrls, &nv->n_ctrls);
+        if (r < 0)
+                return log_error_errno(r, "cannot list the groups");
+        return 0;
+}
+
 int node_view_read_resctrl(struct node_view *nv, int root_fd)
 {
         int r;
 
         read_budget(nv, root_fd);
         for (size_t i = 0; i < nv->n_pods; i++) {
-                r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
+                r = read_pod_groups(nv, root_fd, &nv->pods[i]);
                 if (r < 0)
-                        return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                               nv->config->lock_timeout_ms);
-                for (size_t j = 0; j < nv->pods[i].st.n_groups; j++)
-                        read_group(nv, root_fd, nv->pods[i].uid, &nv->pods[i].groups[j]);
-                rdt_unlock(root_fd);
+                        return r;
                 cover_pod(nv, root_fd, &nv->pods[i]);
         }
-        r = rdt_lock_shared(root_fd, nv->config->lock_timeout_ms);
-        if (r < 0)
-                return log_error_errno(r, "cannot take the resctrl lock within %u ms",
-                                       nv->config->lock_timeout_ms);
-        r = rdt_groups_count(root_fd, &nv->in_use);
-        if (r >= 0 && nv->rule == RMID_BUDGET_CTRL_GROUP)
-                r = rdt_mon_groups_count(root_fd, pod_uid_is_canonical, &nv->ctrls, &nv->n_ctrls);
-        rdt_unlock(root_fd);
-        if (r < 0)
-                return log_error_errno(r, "cannot list the groups");
-        return 0;
+        return count_groups(nv, root_fd);
 }
 
 int node_view_read_finished(struct node_view *nv)
