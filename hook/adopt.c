@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
+#include "pod.h"
 #include "pod_threads.h"
 #include "proc.h"
 #include "runstate.h"
@@ -55,6 +56,16 @@ static void join_container(struct adopter *a, const struct pod_identity *pod, co
                          id, pod->uid, joined, elsewhere);
 }
 
+/* Whether a container's init runs as its runtime recorded it (start time):
+ * by the rule gc drops members by, a zombie's is not. */
+static bool init_runs(const struct adopter *a, pid_t pid, uint64_t start)
+{
+        const char *why_not;
+
+        return pod_member_is_live(a->proc_fd, &(struct member){.pid = pid, .start_time = start},
+                                  &why_not) == 1;
+}
+
 /* One container under a runtime's root: what createRuntime would have done,
  * if it is a live pod's container and not recorded yet. */
 static void adopt_container(struct adopter *a, int root_fd, const char *root, const char *id)
@@ -64,7 +75,7 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
         struct pod_identity pod = {.uid = "-"};
         enum hook_outcome outcome = OUTCOME_ERROR;
         struct hook_ctx ctx;
-        uint64_t start, now_start;
+        uint64_t start;
         int r;
 
         r = runstate_read(root_fd, id, &json, &start, &why);
@@ -82,7 +93,7 @@ static void adopt_container(struct adopter *a, int root_fd, const char *root, co
                 return;
         }
         /* A stopped container, or its pid reused since: nothing runs to adopt. */
-        if (proc_start_time(a->proc_fd, state.pid, &now_start) < 0 || now_start != start)
+        if (!init_runs(a, state.pid, start))
                 return;
         /* A live container whose bundle is gone: its record is not to be trusted. */
         if (state.bundle && access(state.bundle, F_OK) < 0) {

@@ -395,7 +395,7 @@ int pod_member_join_cgroup(struct pod_session *s, const struct cgroup_mounts *mo
 }
 
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
-                  const struct pod_state *st, struct pod_coverage *ret)
+                  const struct pod_state *st, const bool *live, struct pod_coverage *ret)
 {
         _cleanup_free_ pid_t *in = NULL;
         const char *in_ctrl = NULL; /* whose group's tasks are in in */
@@ -410,7 +410,7 @@ void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, 
                 size_t n = 0;
                 bool cut;
 
-                if (!m->monitored ||
+                if (!m->monitored || !live[i] ||
                     member_threads(proc_fd, mounts, m, &threads, &n, &cut, &scope) < 0)
                         continue;
                 if (!in_ctrl || strcmp(in_ctrl, m->ctrl) != 0) {

@@ -63,7 +63,9 @@ struct pod_coverage {
         unsigned elsewhere; /* in another monitoring or control group: never joined */
 };
 
-/* The pod's coverage. A container that cannot be read counts for nothing.
+/* The pod's coverage: of its members that live[i] says are live
+ * (pod_member_is_live: an exited init, a zombie's too, counts for nothing,
+ * as gc drops it). A container that cannot be read counts for nothing.
  * Read-only; no lock needed for a snapshot. */
 void pod_coverage(int proc_fd, int root_fd, const struct cgroup_mounts *mounts, const char *uid,
-                  const struct pod_state *st, struct pod_coverage *ret);
+                  const struct pod_state *st, const bool *live, struct pod_coverage *ret);
