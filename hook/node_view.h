@@ -136,5 +136,5 @@ bool pod_view_cgroup_unseen(const struct node_view *nv, const struct pod_view *p
 /* A cumulative reading less its group's baseline: true with *ret; false
  * when unknown (a gauge, no value, no baseline, or the counter went back:
  * its RMID was reset). */
-bool group_reading_delta(const struct group *g, const struct counter_reading *rd,
-                         struct counter_value *ret);
+bool node_view_reading_delta(const struct group *g, const struct counter_reading *rd,
+                             struct counter_value *ret);

@@ -33,12 +33,13 @@ static json_t *json_readings(const struct group_view *gv)
                 snprintf(key, sizeof(key), "%s/%s", rd->domain, rd->name);
                 b = pod_state_group_baseline(gv->g, key);
                 if (json_array_append_new(
-                        a, json_pack(
-                               "{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o}", "domain", rd->domain,
-                               "name", rd->name, "kind", counter_kind_to_string(rd->kind), "unit",
-                               rd->unit, "state", counter_state_to_string(rd->state), "value",
-                               json_value(ok, &rd->value), "baseline", json_value(b != NULL, b),
-                               "delta", json_value(group_reading_delta(gv->g, rd, &d), &d))) < 0)
+                        a,
+                        json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o}", "domain", rd->domain,
+                                  "name", rd->name, "kind", counter_kind_to_string(rd->kind),
+                                  "unit", rd->unit, "state", counter_state_to_string(rd->state),
+                                  "value", json_value(ok, &rd->value), "baseline",
+                                  json_value(b != NULL, b), "delta",
+                                  json_value(node_view_reading_delta(gv->g, rd, &d), &d))) < 0)
                         return NULL;
         }
         return TAKE_PTR(a);

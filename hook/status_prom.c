@@ -83,7 +83,7 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
                      gauge ? "" : ", since the hook started using the group",
                      final ? ", when the hook removed it (kept finalCountersSeconds)" : "") < 0)
                 return -ENOMEM;
-        r = counter_value_format(group_reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
+        r = counter_value_format(node_view_reading_delta(gv->g, rd, &d) ? &d : &rd->value, value,
                                  sizeof(value));
         if (r < 0)
                 return r;

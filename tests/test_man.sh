@@ -130,9 +130,7 @@ json_keys() { grep -oE '"[a-z][a-z_]*[a-z]"' | tr -d '"' | sort -u; }
 keys_agree watch.state "$(entry watch.state)" \
         "$(sed -n '/^int watch_state_save(/,/^}/p' "$top/common/watch_state.c" | json_keys)"
 # The member file: the keys of its writer and parser.
-members_c=$top/common/pod_state.c
-[ -f "$members_c" ] || members_c=$top/common/pod_state.c
-keys_agree "the member file" "$(entry UID.members)" "$(json_keys <"$members_c")"
+keys_agree "the member file" "$(entry UID.members)" "$(json_keys <"$top/common/pod_state.c")"
 # A final counters record: finished_format's keys.
 keys_agree "a final counters record" "$(entry finished/UID.CREATED.HASH)" \
         "$(sed -n '/^int finished_format(/,/^}/p' "$top/common/finished.c" | json_keys)"
