@@ -118,7 +118,7 @@ seeds_of() { # TARGET
         [ ! -d "$TOP/tests/fuzz/corpus/$1" ] || echo "$TOP/tests/fuzz/corpus/$1"
         sed -n "s/^$1 //p" "$TOP/tests/fuzz/seeds.txt" | tr ' ' '\n' | sed "s|^|$TOP/|"
 }
-for t in state config members; do
+for t in state config pod_state; do
         mapfile -t seeds < <(seeds_of "$t")
         expect "fuzz_$t on its seeds" 0 "${VALGRIND[@]}" "$FUZZ_BIN/fuzz_$t" "${seeds[@]}" >/dev/null
 done
