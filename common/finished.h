@@ -34,8 +34,8 @@
 #include <sys/types.h>
 
 #include "counters.h"
-#include "pod_state.h"
 #include "oci.h"
+#include "pod_state.h"
 
 #define FINISHED_VERSION 1
 /* The most the records take, in tmpfs memory: some 2,700 of a two-socket

@@ -8,8 +8,8 @@
 
 #include "fsutil.h"
 #include "macro.h"
-#include "rdt.h"
 #include "pod_state.h"
+#include "rdt.h"
 #include "statedir.h"
 
 #define STATE_FILE_MAX ((size_t) 1 << 20)

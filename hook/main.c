@@ -11,18 +11,18 @@
 #include "config.h"
 #include "fsutil.h"
 #include "gc.h"
-#include "watch.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
 #include "outcome.h"
+#include "pod_state.h"
 #include "proc.h"
 #include "rdt.h"
 #include "settings.h"
 #include "stage.h"
-#include "watchdog.h"
-#include "pod_state.h"
 #include "statedir.h"
+#include "watch.h"
+#include "watchdog.h"
 
 /* State JSON with CRI-O's annotation blobs can exceed a pipe buffer (64 KiB);
  * anything near this cap is not a runtime talking. */

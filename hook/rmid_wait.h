@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "pod_state.h"
 #include "oci.h"
+#include "pod_state.h"
 #include "statedir.h"
 
 #define RMID_WAIT_STEP_MS 250u
