@@ -1105,7 +1105,9 @@ pod_ends() {
         pod_cgroup_remove "$v" "$uid"
         wait_for $((gc_interval + WAIT_DAEMON)) "the group of pod $uid removed" test ! -e "$(group "$v" "$uid")" ||
                 fail "[$v] the group of pod $uid outlived its cgroup; gc said: $(ds_log | grep -v '^resctrl-mon-hook-installer' | tail -n 4)"
-        [ ! -e "$n/run/resctrl-mon-hook/$uid.members" ] || fail "[$v] the state of pod $uid stays"
+        # gc removes the group, then the pod's state: wait for that too.
+        wait_for "$WAIT_DAEMON" "the state of pod $uid removed" test ! -e "$n/run/resctrl-mon-hook/$uid.members" ||
+                fail "[$v] the state of pod $uid stays"
 }
 
 # check_mounts VIEW DS: in the running container, each volumeMount of DS is
