@@ -3,10 +3,9 @@
  *
  * Listeners: the address given, and, when that is one address of the node
  * but not the loopback, 127.0.0.1 too, the same port: the node's own
- * clients' (kubelet's liveness probe, which asks
- * there), with an accept queue and connections of its own that no flood
- * from the network can fill, so that none makes kubelet restart a working
- * watch. A request that comes to the loopback gets /healthz without a
+ * clients' (kubelet's liveness probe asks there), with an accept queue and
+ * connections of its own that no flood from the network can fill, so that
+ * none makes kubelet restart a working watch. A request that comes to the loopback gets /healthz without a
  * password: the probe then carries no secret in the DaemonSet's spec. Each
  * listener is a libmicrohttpd daemon of its own.
  *
