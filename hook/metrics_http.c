@@ -5,9 +5,10 @@
  * but not the loopback, 127.0.0.1 too, the same port: the node's own
  * clients' (kubelet's liveness probe asks there), with an accept queue and
  * connections of its own that no flood from the network can fill, so that
- * none makes kubelet restart a working watch. A request that comes to the loopback gets /healthz
- * without a password: the probe then carries no secret in the DaemonSet's spec. Each listener is a
- * libmicrohttpd daemon of its own.
+ * none makes kubelet restart a working watch. A request that comes to the
+ * loopback gets /healthz without a password: the probe then carries no
+ * secret in the DaemonSet's spec. Each listener is a libmicrohttpd daemon
+ * of its own.
  *
  * Threads: each daemon's listening thread and one thread per connection
  * (at most METRICS_HTTP_CONNECTIONS, METRICS_HTTP_LOCAL_CONNECTIONS on the
