@@ -182,7 +182,7 @@ test_healthz_stale() {
         local emulator body
         setup_pod || { echo "no cgroup v2: nothing to test"; return; }
         check "watch serves (interval 1 s)" start_watch 1
-        emulator=$(pgrep -f "^$RESCTRLFS .*$MNT\$" | head -n 1)
+        emulator=$(emulator_pid)
         check "the emulator's pid" [ -n "$emulator" ]
         kill -STOP "$emulator"
         HTTP_WANT=503

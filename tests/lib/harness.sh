@@ -188,6 +188,12 @@ mount_emulator() { # [resctrlfs options]
         "$RESCTRLFS" "$@" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
 }
 
+# The pid of the emulator's daemon that serves $MNT now. An earlier daemon of
+# the run can still be there: its mount, unmounted here, was copied into a
+# mount namespace made meanwhile (a runtime's, of a suite running beside),
+# and it serves that copy until the namespace goes. This mount's is the newest.
+emulator_pid() { pgrep -n -f "^$RESCTRLFS .*$MNT\$"; }
+
 # The emulator at $MNT unmounted. A mount can stay busy a moment after its
 # last user is gone (a mount namespace that copied it, still being torn
 # down): it is tried again until it goes.
