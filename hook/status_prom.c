@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* status --prometheus: status_print.h. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -11,23 +12,41 @@
 #include "prom.h"
 #include "status_print.h"
 
+/* A series' labels as prom_add takes them: "key", "value", ..., NULL. */
+struct labels {
+        const char *v[13]; /* a pod's three pairs, up to three more, NULL */
+        size_t n;
+};
+
+static void labels_add(struct labels *l, const char *key, const char *value)
+{
+        assert(l->n + 2 < ELEMENTSOF(l->v));
+        l->v[l->n++] = key;
+        l->v[l->n++] = value;
+        l->v[l->n] = NULL;
+}
+
+/* The labels every pod series starts with. */
+static struct labels pod_labels(const struct pod_view *pv)
+{
+        struct labels l = {0};
+
+        labels_add(&l, "pod_uid", pv->uid);
+        labels_add(&l, "namespace", or_dash(pv->st.namespace));
+        labels_add(&l, "pod", or_dash(pv->st.pod_name));
+        return l;
+}
+
 /* A counter file whose text does not parse: its series has no sample, and
  * this one says so, by event, with the labels the series would have. */
-static int prom_counter_error(struct prom_writer *w, const char *const *labels, const char *event)
+static int prom_counter_error(struct prom_writer *w, struct labels l, const char *event)
 {
-        const char *l[13];
-        size_t n = 0;
-
-        for (; labels[n] && n < 10; n++)
-                l[n] = labels[n];
-        l[n++] = "event";
-        l[n++] = event;
-        l[n] = NULL;
+        labels_add(&l, "event", event);
         return prom_add(w, "resctrl_pod_event_error", "gauge",
                         "1 for a counter file of the pod's group whose text is neither a value "
                         "nor one of the kernel's words (status shows it as error); that counter "
                         "has no sample, the group's others do",
-                        l, "1");
+                        l.v, "1");
 }
 
 /* Is rd's cumulative counter waiting for its baseline (baseline_pending:
@@ -56,18 +75,15 @@ static bool baseline_pending(const struct group *g, const struct counter_reading
 static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
                         const struct group_view *gv, const struct counter_reading *rd, bool final)
 {
-        const char *labels[] = {"pod_uid",    pv->uid,
-                                "namespace",  or_dash(pv->st.namespace),
-                                "pod",        or_dash(pv->st.pod_name),
-                                "ctrl_group", gv->g->ctrl,
-                                "domain",     rd->domain,
-                                NULL};
+        struct labels labels = pod_labels(pv);
         _cleanup_free_ char *name = NULL, *help = NULL;
         char value[COUNTER_VALUE_STRLEN];
         struct counter_value d;
         bool gauge = rd->kind == COUNTER_GAUGE;
         int r;
 
+        labels_add(&labels, "ctrl_group", gv->g->ctrl);
+        labels_add(&labels, "domain", rd->domain);
         if (rd->state == COUNTER_UNPARSED && !final)
                 return prom_counter_error(w, labels, rd->name);
         if (rd->state != COUNTER_OK)
@@ -87,7 +103,7 @@ static int prom_reading(struct prom_writer *w, const struct pod_view *pv,
                                  sizeof(value));
         if (r < 0)
                 return r;
-        return prom_add(w, name, gauge ? "gauge" : "counter", help, labels, value);
+        return prom_add(w, name, gauge ? "gauge" : "counter", help, labels.v, value);
 }
 
 static int prom_uint(struct prom_writer *w, const char *name, const char *type, const char *help,
@@ -200,47 +216,44 @@ static int prom_node(struct prom_writer *w, const struct node_view *nv)
  * its containers waiting for an RMID, the bandwidth counters it lacks. */
 static int prom_pod(struct prom_writer *w, const struct pod_view *pv)
 {
-        const char *labels[] = {"pod_uid",   pv->uid,
-                                "namespace", or_dash(pv->st.namespace),
-                                "pod",       or_dash(pv->st.pod_name),
-                                NULL};
+        const struct labels labels = pod_labels(pv);
         int r;
 
         r = prom_uint(w, "resctrl_pod_threads", "gauge",
-                      "Threads of the pod's live monitored containers", labels, pv->threads);
+                      "Threads of the pod's live monitored containers", labels.v, pv->threads);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_pod_unmonitored_threads", "gauge",
                               "Threads of the pod's monitored containers outside its groups that "
                               "gc joins (not those in another monitor's group)",
-                              labels, pv->threads - pv->threads_in - pv->threads_elsewhere);
+                              labels.v, pv->threads - pv->threads_in - pv->threads_elsewhere);
         if (r >= 0)
                 r = prom_uint(w, "resctrl_pod_threads_elsewhere", "gauge",
                               "Threads of the pod's monitored containers in another monitoring "
                               "or control group, which gc never takes",
-                              labels, pv->threads_elsewhere);
+                              labels.v, pv->threads_elsewhere);
         for (size_t j = 0; r >= 0 && j < pv->st.n_members; j++) {
                 const struct member *m = &pv->st.members[j];
+                struct labels container = labels;
 
-                if (pod_view_member_waits(pv, j))
-                        r = prom_uint(w, "resctrl_container_waiting_seconds", "gauge",
-                                      "How long a live container left unmonitored for want of an "
-                                      "RMID has waited; gc brings it in once one is free",
-                                      (const char *const[]){"pod_uid", pv->uid, "namespace",
-                                                            or_dash(pv->st.namespace), "pod",
-                                                            or_dash(pv->st.pod_name), "container",
-                                                            m->id, NULL},
-                                      pod_member_waited_sec(m));
+                if (!pod_view_member_waits(pv, j))
+                        continue;
+                labels_add(&container, "container", m->id);
+                r = prom_uint(w, "resctrl_container_waiting_seconds", "gauge",
+                              "How long a live container left unmonitored for want of an RMID "
+                              "has waited; gc brings it in once one is free",
+                              container.v, pod_member_waited_sec(m));
         }
-        for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++)
-                if (pv->groups[j].bandwidth >= 0)
-                        r = prom_uint(w, "resctrl_pod_bandwidth_counters_missing", "gauge",
-                                      "Bandwidth events and L3 domains of mbmEvents that the pod's "
-                                      "group has no counter for (ABMC)",
-                                      (const char *const[]){"pod_uid", pv->uid, "namespace",
-                                                            or_dash(pv->st.namespace), "pod",
-                                                            or_dash(pv->st.pod_name), "ctrl_group",
-                                                            pv->groups[j].g->ctrl, NULL},
-                                      pv->groups[j].missing);
+        for (size_t j = 0; r >= 0 && j < pv->st.n_groups; j++) {
+                struct labels group = labels;
+
+                if (pv->groups[j].bandwidth < 0)
+                        continue;
+                labels_add(&group, "ctrl_group", pv->groups[j].g->ctrl);
+                r = prom_uint(w, "resctrl_pod_bandwidth_counters_missing", "gauge",
+                              "Bandwidth events and L3 domains of mbmEvents that the pod's group "
+                              "has no counter for (ABMC)",
+                              group.v, pv->groups[j].missing);
+        }
         return r;
 }
 
@@ -257,17 +270,14 @@ static int prom_readings(struct prom_writer *w, const struct pod_view *pv, bool 
 /* When a finished pod's group went, with the labels of its final series. */
 static int prom_finished(struct prom_writer *w, const struct pod_view *pv)
 {
-        const char *labels[] = {"pod_uid",    pv->uid,
-                                "namespace",  or_dash(pv->st.namespace),
-                                "pod",        or_dash(pv->st.pod_name),
-                                "ctrl_group", pv->st.groups[0].ctrl,
-                                NULL};
+        struct labels labels = pod_labels(pv);
         int r;
 
+        labels_add(&labels, "ctrl_group", pv->st.groups[0].ctrl);
         r = prom_uint(w, "resctrl_pod_final_timestamp_seconds", "gauge",
                       "When the hook removed the pod's group and kept its final counters "
                       "(Unix time)",
-                      labels, (uint64_t) pv->removed_ms / 1000);
+                      labels.v, (uint64_t) pv->removed_ms / 1000);
         return r < 0 ? r : prom_readings(w, pv, true);
 }
 
