@@ -196,10 +196,32 @@ emulator_pid() { pgrep -n -f "^$RESCTRLFS .*$MNT\$"; }
 
 # The emulator at $MNT unmounted. A mount can stay busy a moment after its
 # last user is gone (a mount namespace that copied it, still being torn
-# down): it is tried again until it goes.
+# down): it is tried again until it goes; if it does not, who holds it.
 unmount_emulator() {
         mountpoint -q "$MNT" || return 0
-        wait_for "$WAIT_DAEMON" "$MNT unmounted" fusermount3 -u -q "$MNT"
+        wait_for "$WAIT_DAEMON" "$MNT unmounted" fusermount3 -u -q "$MNT" && return 0
+        describe_mount_users "$MNT" >&2
+        return 1
+}
+
+# Who may keep DIR's mount busy: processes with a file, their working or
+# root directory under it; mount namespaces other than this one with a copy.
+describe_mount_users() { # DIR
+        local p ns
+        local -A seen=(["$(readlink /proc/self/ns/mnt)"]=1)
+        find /proc/[0-9]*/cwd /proc/[0-9]*/root /proc/[0-9]*/fd -maxdepth 1 \
+                \( -lname "$1" -o -lname "$1/*" \) 2>/dev/null | cut -d/ -f3 | sort -un |
+                while read -r p; do
+                        echo "  in $1: process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+                done
+        for p in /proc/[0-9]*; do
+                ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+                [ -z "${seen[$ns]:-}" ] || continue
+                seen[$ns]=1
+                if grep -q " $1 " "$p/mountinfo" 2>/dev/null; then
+                        echo "  a copy of $1 in $ns, process ${p#/proc/}'s: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
+                fi
+        done
 }
 
 # Sets runtime_roots (write_config) to a runtime root holding a container's
