@@ -26,22 +26,33 @@
 : "${WAIT_DAEMON:=30}"
 : "${WAIT_RUNTIME:=120}"
 
-# True once COMMAND... is, looking every 20 ms; after SECONDS, false, saying
-# on stderr "WHAT did not happen within SECONDS s". Counting looks, not the
-# clock: on a loaded machine each look takes longer, the bound too.
+# True once COMMAND... is, looking every 20 ms; once SECONDS have passed by
+# the clock, false, saying on stderr "WHAT did not happen within SECONDS s".
+# The clock, not a count of looks: a look can take long (a runtime's list, a
+# gc pass), and a bound that grew with it would outlast the suite's ctest
+# timeout, whose SIGKILL leaves no word of what did not happen, and no
+# cleanup.
 wait_for() { # SECONDS WHAT COMMAND...
-        wait_for_left=$(($1 * 50))
+        wait_for_clock
+        wait_for_until=$((wait_for_now + $1 * 100))
         wait_for_what=$2
         wait_for_s=$1
         shift 2
         until "$@"; do
-                if [ "$wait_for_left" -le 0 ]; then
+                wait_for_clock
+                if [ "$wait_for_now" -ge "$wait_for_until" ]; then
                         echo "$wait_for_what did not happen within $wait_for_s s" >&2
                         return 1
                 fi
-                wait_for_left=$((wait_for_left - 1))
                 sleep 0.02
         done
+}
+
+# wait_for_now: the time since boot in hundredths of a second
+# (/proc/uptime, read without a fork).
+wait_for_clock() {
+        read -r wait_for_up _ </proc/uptime
+        wait_for_now=$((${wait_for_up%.*} * 100 + 1${wait_for_up#*.} - 100))
 }
 
 # Conditions of the waits that more than one suite has: a lock (flock or
