@@ -74,9 +74,10 @@ harness_cleanup() {
         local p m c left=()
         # The stand-in inits, the lock holders, every background job (a gc
         # loop a killed test did not get to stop), every process in the
-        # private cgroups; then they are reaped.
+        # private cgroups; then they are reaped. A stopped one (a test that
+        # stopped it was cut short) is continued, to take the signal.
         for p in ${SLEEPERS[@]+"${SLEEPERS[@]}"} ${HOLDERS[@]+"${HOLDERS[@]}"} $(jobs -p); do
-                kill "$p" 2>/dev/null
+                is_child "$p" && kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null
         done
         SLEEPERS=()
         HOLDERS=()
@@ -86,7 +87,9 @@ harness_cleanup() {
                 remove_cgroup_tree "$c" || left+=("cgroup $c ($(cgroup_tree_procs "$c" | wc -l) processes)")
         done
         case ${WORK:-} in /tmp/rmh-*) ;; *) [ "${#left[@]}" -eq 0 ]; return ;; esac
-        # The emulator (and whatever else a test mounted there), deepest first.
+        # The emulator (and whatever else a test mounted there), deepest first;
+        # first continued, if a test that stopped it was cut short.
+        while read -r p _; do kill -CONT "$p" 2>/dev/null; done < <(harness_procs)
         for m in $(harness_mounts); do
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
         done
@@ -147,6 +150,16 @@ harness_procs() {
 }
 
 no_harness_procs() { [ -z "$(harness_procs)" ]; }
+
+# Is PID a child of this shell? A pid recorded by the run is another
+# process's once reaped and reused: pids wrap on a machine busy with other
+# suites, and cleanup signals only the run's own.
+is_child() { # PID
+        local stat ppid
+        read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+        read -r _ ppid _ <<<"${stat##*) }"
+        [ "$ppid" = $$ ]
+}
 
 # What process PID's threads are doing: state, wait channel, kernel stack.
 describe_stuck() { # PID
