@@ -186,8 +186,19 @@ run_procs() {
         done
 }
 
+# One try of a cgroup's removal: DIR's processes, and those below it,
+# killed, then DIR and every cgroup below it removed, leaves first.
+cgroup_tree_removed() { # DIR
+        find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do
+                [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
+        done
+        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+        [ ! -d "$1" ]
+}
+no_run_procs() { [ -z "$(run_procs)" ]; }
+
 cleanup() {
-        local rc=$? c m p left="" i
+        local rc=$? c m p left=""
         trap - EXIT
         trap '' INT TERM HUP
         [ "$rc" -le 128 ] || say "FAIL: stopped by signal $((rc - 128)), cleaning up"
@@ -206,24 +217,13 @@ cleanup() {
         done
         for p in $(jobs -p); do kill "$p" 2>/dev/null; done
         for c in $(run_cgroups); do
-                for i in $(seq 50); do
-                        [ -d "$c" ] || break
-                        find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do
-                                [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
-                        done
-                        find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
-                        sleep 0.1
-                done
-                [ ! -d "$c" ] || left="$left cgroup:$c"
+                wait_for "$WAIT_PROCESS" "cgroup $c removed" cgroup_tree_removed "$c" || left="$left cgroup:$c"
         done
         for m in $(run_mounts); do
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
         done
         wait 2>/dev/null
-        for i in $(seq 50); do
-                [ -z "$(run_procs)" ] && break
-                sleep 0.1
-        done
+        wait_for "$WAIT_DAEMON" "the run's processes ending" no_run_procs
         for p in $(run_procs); do left="$left process:$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null))"; done
         for m in $(run_mounts); do left="$left mount:$m"; done
         for c in $(pm ps -a --format '{{.Names}}' 2>/dev/null | grep "^$cg_prefix-"); do

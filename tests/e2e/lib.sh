@@ -147,19 +147,20 @@ e2e_up_or_gone() {
         "$@" || ! e2e_alive "$e2e_daemon"
 }
 
-# Waits up to $2 tenths of a second for pid $1 to end; false if it still runs.
-e2e_wait_gone() {
-        e2e_i=0
-        while e2e_alive "$1"; do
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le "$2" ] || return 1
-                sleep 0.1
-        done
+# e2e_gone PID: one look of a wait for a daemon's exit.
+e2e_gone() { ! e2e_alive "$1"; }
+
+# Waits up to WAIT_DAEMON for daemon PID, signalled to stop, to end: false,
+# saying so, if it still runs.
+e2e_wait_gone() { # PID WHAT
+        wait_for "$WAIT_DAEMON" "$2 ending" e2e_gone "$1"
 }
 
+# The EXIT trap: not to be stopped half-way by another signal.
 e2e_cleanup() {
         e2e_rc=$?
-        trap - EXIT HUP INT TERM
+        trap - EXIT
+        trap '' HUP INT TERM
         [ -n "${e2e_tmp:-}" ] && [ -d "$e2e_tmp" ] || exit "$e2e_rc"
         e2e_run_left=""
         e2e_watch_stop
@@ -179,9 +180,10 @@ e2e_cleanup() {
                         fusermount3 -u "$e2e_mnt" 2>/dev/null || umount -l "$e2e_mnt" ||
                                 e2e_say "cannot unmount $e2e_mnt"
                 fi
-                if ! e2e_wait_gone "$e2e_resctrlfs_pid" 50; then
+                if ! e2e_wait_gone "$e2e_resctrlfs_pid" "resctrlfs, unmounted,"; then
                         kill -TERM "$e2e_resctrlfs_pid" 2>/dev/null
-                        e2e_wait_gone "$e2e_resctrlfs_pid" 20 || kill -KILL "$e2e_resctrlfs_pid"
+                        e2e_wait_gone "$e2e_resctrlfs_pid" "resctrlfs, sent SIGTERM," ||
+                                kill -KILL "$e2e_resctrlfs_pid"
                 fi
                 wait "$e2e_resctrlfs_pid" 2>/dev/null
         fi
@@ -212,41 +214,38 @@ e2e_run_cgroups() {
 }
 
 # The processes in cgroup DIR and below it killed, then DIR and every cgroup
-# below it removed, leaves first; false if DIR is still there after 5 s.
+# below it removed, leaves first; false if DIR is still there after
+# WAIT_PROCESS.
 e2e_remove_cgroup_tree() { # DIR
-        e2e_i=0
-        while [ -d "$1" ]; do
-                e2e_pids=$(find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null)
-                for e2e_p in $e2e_pids; do
-                        [ "$e2e_p" = $$ ] || kill -KILL "$e2e_p" 2>/dev/null
-                done
-                find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-                [ -d "$1" ] || return 0
-                e2e_i=$((e2e_i + 1))
-                [ "$e2e_i" -le 50 ] || return 1
-                sleep 0.1
-        done
+        wait_for "$WAIT_PROCESS" "cgroup $1 removed" e2e_cgroup_tree_removed "$1"
 }
 
-# Waits up to 10 s for processes other than the emulator that name the temporary
-# directory, such as the `podman container cleanup` conmon starts when a container
-# exits, which would otherwise write into it while it is being removed; false,
-# with their /proc/PID/cmdline in e2e_strays, if some are still there. The
-# bracketed dot keeps grep from matching its own command line.
-e2e_wait_strays() {
-        e2e_suffix=${e2e_tmp##*.}
-        e2e_i=0
-        while :; do
-                e2e_strays=$(grep -lE "/rmh-e2e[.]$e2e_suffix/" /proc/[0-9]*/cmdline 2>/dev/null |
-                        grep -vx "/proc/${e2e_resctrlfs_pid:-none}/cmdline")
-                [ -n "$e2e_strays" ] || return 0
-                e2e_i=$((e2e_i + 1))
-                if [ "$e2e_i" -gt 100 ]; then
-                        e2e_say "processes still use $e2e_tmp: $(e2e_flat "$e2e_strays")"
-                        return 1
-                fi
-                sleep 0.1
+e2e_cgroup_tree_removed() { # DIR: one try
+        e2e_pids=$(find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null)
+        for e2e_p in $e2e_pids; do
+                [ "$e2e_p" = $$ ] || kill -KILL "$e2e_p" 2>/dev/null
         done
+        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+        [ ! -d "$1" ]
+}
+
+# Waits up to WAIT_DAEMON for processes other than the emulator that name the
+# temporary directory, such as the `podman container cleanup` conmon starts
+# when a container exits, which would otherwise write into it while it is
+# being removed; false, with their /proc/PID/cmdline in e2e_strays, if some
+# are still there.
+e2e_wait_strays() {
+        wait_for "$WAIT_DAEMON" "the end of the processes that use $e2e_tmp" e2e_no_strays && return 0
+        e2e_say "processes still use $e2e_tmp: $(e2e_flat "$e2e_strays")"
+        return 1
+}
+
+# One look of e2e_wait_strays, setting e2e_strays. The bracketed dot keeps
+# grep from matching its own command line.
+e2e_no_strays() {
+        e2e_strays=$(grep -lE "/rmh-e2e[.]${e2e_tmp##*.}/" /proc/[0-9]*/cmdline 2>/dev/null |
+                grep -vx "/proc/${e2e_resctrlfs_pid:-none}/cmdline")
+        [ -z "$e2e_strays" ]
 }
 
 e2e_delete_leftovers() {

@@ -95,7 +95,7 @@ ctd_answers() { ctr -a "$ctd/containerd.sock" version >/dev/null 2>&1; }
 
 ctd_stop() {
         kill -TERM "$ctd_pid" 2>/dev/null
-        e2e_wait_gone "$ctd_pid" 100 || kill -KILL "$ctd_pid"
+        e2e_wait_gone "$ctd_pid" containerd || kill -KILL "$ctd_pid"
         wait "$ctd_pid" 2>/dev/null
 }
 
