@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Hunts flaky tests: runs the ctest suites of a build N times (default 3)
 # with stress-ng loading the machine alongside (--cpu 2 --io 1 --vm 1
-# --vm-bytes 256M), then prints each suite's failures out of N. A suite
-# that passes only on an idle machine tests the machine, not the code.
+# --vm-bytes 256M), then prints each suite's failures out of N, and its
+# skips. A suite that passes only on an idle machine tests the machine, not
+# the code.
 #   scripts/flake-hunt.sh [-b BUILD_DIR] [N] [ctest args...]
 #     BUILD_DIR   a configured and built build directory (default build)
 #     ctest args  passed on, such as -R '^watch$' or -E '^crash' to hunt a few
-# False if any suite failed in any run, or none ran. Each run's ctest output is kept in
+# False if any suite failed in any run or was not run, or there was none. Each run's ctest output is kept in
 # BUILD_DIR/flake-hunt/run-I.log. stress-ng is stopped at the end, on an
 # interrupt too.
 set -u
@@ -27,21 +28,33 @@ logs=$build/flake-hunt
 mkdir -p "$logs"
 rm -f "$logs"/run-*.log
 
+# The suites the runs are to run, as ctest lists them ("  Test #35: watch"):
+# one that no run reached counts as failed.
+(cd "$build" && ctest -N "$@") >"$logs/suites.txt" 2>&1 ||
+        { cat "$logs/suites.txt" >&2; exit 2; }
+
 # stress-ng and each ctest run in sessions of their own: a signal to a
 # session's group reaches every process of it. ctest runs in the background,
 # so that a signal here is handled at once: the run gets SIGINT, as from a
 # terminal's ^C (ctest lets its tests clean up then, not on SIGTERM), and up
-# to a minute to end; then stress-ng is stopped.
+# to a minute to end, then SIGKILL; then stress-ng is stopped. A second
+# signal does not cut that short; and should this script be killed, a
+# watcher stops stress-ng.
 setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
 stress=$!
+hunt=$$
+(while kill -0 "$hunt" 2>/dev/null; do sleep 1; done; kill -TERM -- "-$stress" 2>/dev/null) \
+        </dev/null >/dev/null 2>&1 &
 run=
 stop() {
+        trap '' HUP INT TERM
         if [ -n "$run" ]; then
                 kill -INT -- "-$run" 2>/dev/null
                 for _ in $(seq 600); do
                         kill -0 -- "-$run" 2>/dev/null || break
                         sleep 0.1
                 done
+                kill -KILL -- "-$run" 2>/dev/null
         fi
         kill -TERM -- "-$stress" 2>/dev/null
         wait "$stress" 2>/dev/null
@@ -56,28 +69,35 @@ for i in $(seq "$runs"); do
         (cd "$build" && exec setsid ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1 &
         run=$!
         wait "$run"
+        rc=$?
         run=
         echo "run $i of $runs: $(grep -E 'tests passed|tests failed' "$logs/run-$i.log" ||
-                echo "no summary") ($(($(date +%s) - start)) s)"
+                echo "no summary, ctest's status $rc") ($(($(date +%s) - start)) s)"
         kill -0 "$stress" 2>/dev/null || { echo "stress-ng stopped: $logs/stress-ng.log" >&2; exit 2; }
 done
 
-# ctest's result lines: "12/61 Test #35: watch ....   Passed   8.78 sec";
-# a failure is any result but Passed and a skip.
-awk -v runs="$runs" '
-        / Test +#[0-9]+: / {
+# ctest's result lines: "12/61 Test #35: watch ....   Passed   8.78 sec".
+# A failure is any result but Passed and a skip, or a run that has no result
+# for a suite it was to run; skips are counted apart (a suite skipped in
+# every run was not tested).
+awk -v runs="$runs" -v suites="$logs/suites.txt" '
+        FILENAME == suites && /^ +Test +#[0-9]+: / { order[n++] = $3; next }
+        FILENAME != suites && / Test +#[0-9]+: / {
                 sub(/.*Test +#[0-9]+: /, "")
                 name = $1
-                if (!(name in seen)) { seen[name] = 1; order[n++] = name }
-                if ($0 !~ /[.] +Passed +[0-9.]+ sec$/ && $0 !~ /Skipped/) failed[name]++
+                ran[name]++
+                if ($0 ~ /Skipped/) skipped[name]++
+                else if ($0 !~ /[.] +Passed +[0-9.]+ sec$/) failed[name]++
                 if ($NF == "sec" && $(NF - 1) > slowest[name]) slowest[name] = $(NF - 1)
         }
         END {
-                if (n == 0) { print "no test ran" > "/dev/stderr"; exit 2 }
-                printf "%-24s %9s %12s\n", "suite", "failures", "slowest (s)"
+                if (n == 0) { print "no suite to run" > "/dev/stderr"; exit 2 }
+                printf "%-24s %9s %8s %12s\n", "suite", "failures", "skipped", "slowest (s)"
                 for (i = 0; i < n; i++) {
-                        printf "%-24s %6d/%-2d %12.1f\n", order[i], failed[order[i]], runs, slowest[order[i]]
-                        bad += failed[order[i]]
+                        s = order[i]
+                        failed[s] += runs - ran[s]
+                        printf "%-24s %6d/%-2d %8d %12.1f\n", s, failed[s], runs, skipped[s], slowest[s]
+                        bad += failed[s]
                 }
                 exit bad > 0
-        }' "$logs"/run-*.log
+        }' "$logs/suites.txt" "$logs"/run-*.log
