@@ -773,8 +773,12 @@ test_interval_waits() {
         passes=$(grep -c "resctrl at '$MNT' has no monitoring" "$LOG")
         check "no resctrl: a pass every second, each said once ($passes)" \
                 [ "$passes" -ge 2 -a "$passes" -eq "$(wc -l <"$LOG")" ]
+        # The loop stopped while resctrl comes back with what the first mount
+        # held: a pass between the mount and the mkdir would drop the state.
+        kill -STOP "$loop"
         "$RESCTRLFS" "$MNT" || { echo "cannot mount resctrlfs" >&2; exit 1; }
-        mkdir "$MNT/mon_groups/$UID1" # what the first mount held
+        mkdir "$MNT/mon_groups/$UID1"
+        kill -CONT "$loop"
         check "resctrl back: the loop removed the group" wait_for "$WAIT_DAEMON" "$G1 removed" [ ! -e "$G1" ]
         check "resctrl back: no state left" wait_for "$WAIT_PROCESS" "state of $UID1 removed" no_state "$UID1"
         kill "$loop"; wait "$loop" 2>/dev/null

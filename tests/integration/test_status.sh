@@ -47,7 +47,8 @@ mkdir "$MNT/gold/mon_groups/$FOREIGN"
 # A group of UID2's name that already holds a task and has counted.
 mkdir "$MNT/mon_groups/$UID2"
 echo "$other" >"$MNT/mon_groups/$UID2/tasks"
-sleep 0.3
+counting() { [ "$(cat "$1/mon_data/mon_L3_00/mbm_total_bytes")" -gt 0 ] 2>/dev/null; } # GROUP
+wait_for "$WAIT_PROCESS" "$UID2's group counting" counting "$MNT/mon_groups/$UID2" || exit 1
 
 check "create a1 (root)" create_pod a1 "$a1" "$UID1" shop web
 check "create a2 (gold)" create_pod a2 "$a2" "$UID1" shop web "$WORK/b-gold"
