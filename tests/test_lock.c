@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -178,15 +181,39 @@ START_TEST(test_acquire_refuses)
 }
 END_TEST
 
+/* Has process pid the file of st open (one of /proc/PID/fd)? */
+static bool has_open(pid_t pid, const struct stat *st)
+{
+        char path[64];
+        struct dirent *de;
+        bool found = false;
+        DIR *d;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return false;
+        while (!found && (de = readdir(d))) {
+                struct stat open;
+
+                found = fstatat(dirfd(d), de->d_name, &open, 0) == 0 && open.st_dev == st->st_dev &&
+                        open.st_ino == st->st_ino;
+        }
+        closedir(d);
+        return found;
+}
+
 /* A waiter blocked on the old inode while the holder unlinks it must not end
  * up holding a lock on a file nobody else can find. */
 START_TEST(test_release_and_unlink_with_waiter)
 {
         int fd = -EBADF, other = -EBADF, status, ready[2];
+        struct stat old;
         pid_t child;
         char c;
 
         ck_assert_int_eq(lock_file_acquire(dir_fd, "pod.lock", 1000, &fd), 0);
+        ck_assert_int_eq(fstat(fd, &old), 0);
         ck_assert_int_eq(pipe(ready), 0);
         child = fork();
         ck_assert_int_ge(child, 0);
@@ -212,9 +239,13 @@ START_TEST(test_release_and_unlink_with_waiter)
         }
         close(ready[1]);
         ck_assert_int_eq(read(ready[0], &c, 1), 1);
-        /* Give the child time to open the old file and start waiting; the
-         * assertions hold either way, only the path taken differs. */
-        usleep(100 * 1000);
+        /* The child has the old file open (the parent's fd it closed): it
+         * waits on the inode about to be unlinked. Up to 10 s, as
+         * tests/lib/wait.sh's WAIT_PROCESS. */
+        for (int i = 0; !has_open(child, &old); i++) {
+                ck_assert_int_lt(i, 10000);
+                usleep(1000);
+        }
         lock_file_release_and_unlink(dir_fd, "pod.lock", fd);
 
         if (read(ready[0], &c, 1) != 1) {

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -862,12 +863,16 @@ static void add_ms(struct timespec *t, long ms)
 /* Two readers on a fixed clock so that one always holds the shared lock (each
  * holds 15 ms of every 20, 10 ms apart), as overlapping scrapes do: a writer
  * still gets the lock, through the turnstile that keeps new readers out
- * while it waits. Polling alone, it would wait for a gap that never comes. */
+ * while it waits. Polling alone, it would wait for a gap that never comes.
+ * The writer starts once both readers have held the lock. */
 START_TEST(test_lock_readers_cannot_starve_a_writer)
 {
         struct timespec start;
         pid_t readers[2];
+        int running[2];
+        char c;
 
+        ck_assert_int_eq(pipe(running), 0);
         ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &start), 0);
         add_ms(&start, 100);
         for (int i = 0; i < 2; i++) {
@@ -880,9 +885,11 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                         if (rdt_open(root_path, false, &fd) < 0)
                                 _exit(1);
                         add_ms(&at, i * 10);
-                        for (;;) {
+                        for (bool first = true;; first = false) {
                                 (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
                                 if (rdt_lock_shared(fd, 60000) < 0)
+                                        _exit(1);
+                                if (first && write(running[1], "r", 1) != 1)
                                         _exit(1);
                                 add_ms(&at, 15);
                                 (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
@@ -891,8 +898,9 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                         }
                 }
         }
-        add_ms(&start, 50);
-        (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL);
+        close(running[1]);
+        for (int i = 0; i < 2; i++)
+                ck_assert_int_eq(read(running[0], &c, 1), 1);
 
         ck_assert_int_eq(rdt_lock(root_fd, 2000), 0);
         rdt_unlock(root_fd);
@@ -900,6 +908,7 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                 kill(readers[i], SIGKILL);
                 ck_assert_int_eq(waitpid(readers[i], NULL, 0), readers[i]);
         }
+        close(running[0]);
 }
 END_TEST
 

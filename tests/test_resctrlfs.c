@@ -1490,8 +1490,9 @@ START_TEST(test_tasks_exit)
         ck_assert(lists("mon_groups/m/tasks", a)); /* a zombie */
         reap(a);
         ck_assert(!lists("mon_groups/m/tasks", a) && lists("mon_groups/m/tasks", b));
-        /* The exit event may come a moment after the reaping. */
-        for (int i = 0; i < 100 && event("mon_groups/m", "llc_occupancy") != two / 2; i++)
+        /* The exit event may come a moment after the reaping: waited for up
+         * to 10 s, tests/lib/wait.sh's WAIT_PROCESS. */
+        for (int i = 0; i < 1000 && event("mon_groups/m", "llc_occupancy") != two / 2; i++)
                 sleep_ms(10);
         ck_assert_uint_eq(event("mon_groups/m", "llc_occupancy"), two / 2);
 }
