@@ -8,9 +8,9 @@
 #   scripts/flake-hunt.sh [-b BUILD_DIR] [N] [ctest args...]
 #     BUILD_DIR   a configured and built build directory (default build)
 #     ctest args  passed on, such as -R '^watch$' or -E '^crash' to hunt a few
-# False if any suite failed in any run or was not run, or there was none. Each run's ctest output is kept in
-# BUILD_DIR/flake-hunt/run-I.log. stress-ng is stopped at the end, on an
-# interrupt too.
+# False if any suite failed in any run or was not run, or there was none.
+# Each run's ctest output is kept in BUILD_DIR/flake-hunt/run-I.log.
+# stress-ng is stopped at the end, on an interrupt too.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,25 +35,37 @@ rm -f "$logs"/run-*.log
 
 # stress-ng and each ctest run in sessions of their own: a signal to a
 # session's group reaches every process of it. ctest runs in the background,
-# so that a signal here is handled at once: the run gets SIGINT, as from a
-# terminal's ^C (ctest lets its tests clean up then, not on SIGTERM), and up
-# to a minute to end, then SIGKILL; then stress-ng is stopped. A second
+# so that a signal here is handled at once. Then ctest is stopped, not
+# signalled (on a signal it kills its suites, cutting their cleanup short),
+# and its suites get SIGTERM, which their cleanup takes (not SIGINT, ignored
+# throughout where a non-interactive shell started this in the background),
+# and a minute to end; then SIGKILL; then stress-ng is stopped. A second
 # signal does not cut that short; and should this script be killed, a
 # watcher stops stress-ng.
 setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
 stress=$!
-hunt=$$
-(while kill -0 "$hunt" 2>/dev/null; do sleep 1; done; kill -TERM -- "-$stress" 2>/dev/null) \
+# The watcher, in a session of its own too: a signal to this script's group
+# does not reach it.
+setsid sh -c 'while kill -0 "$1"; do sleep 1; done; kill -TERM "-$2"' sh $$ "$stress" \
         </dev/null >/dev/null 2>&1 &
 run=
+# The run's live processes but ctest (a stopped ctest reaps none: its
+# suites' zombies do not count).
+suites_running() { pgrep -g "$run" -r D,R,S,T,t | grep -qvx "$run"; }
+wait_while() { # SECONDS CONDITION...: true once CONDITION is not
+        local deadline=$((SECONDS + $1))
+        shift
+        while "$@"; do
+                [ "$SECONDS" -lt "$deadline" ] || return 1
+                sleep 0.1
+        done
+}
 stop() {
         trap '' HUP INT TERM
         if [ -n "$run" ]; then
-                kill -INT -- "-$run" 2>/dev/null
-                for _ in $(seq 600); do
-                        kill -0 -- "-$run" 2>/dev/null || break
-                        sleep 0.1
-                done
+                kill -STOP "$run" 2>/dev/null
+                pgrep -g "$run" | grep -vx "$run" | xargs -r kill -TERM 2>/dev/null
+                wait_while 60 suites_running
                 kill -KILL -- "-$run" 2>/dev/null
         fi
         kill -TERM -- "-$stress" 2>/dev/null

@@ -71,17 +71,21 @@ harness_exit() {
 # Removes everything the run made; false, listing it on stderr, if some of it
 # is still there afterwards. Safe to call again, and before harness_init.
 harness_cleanup() {
-        local p m c left=()
+        local p m c left=() children=()
         # The stand-in inits, the lock holders, every background job (a gc
         # loop a killed test did not get to stop), every process in the
         # private cgroups; then they are reaped. A stopped one (a test that
-        # stopped it was cut short) is continued, to take the signal.
+        # stopped it was cut short) is continued, to take the signal; one
+        # that ignores it (unshare --fork) is killed after WAIT_PROCESS.
         for p in ${SLEEPERS[@]+"${SLEEPERS[@]}"} ${HOLDERS[@]+"${HOLDERS[@]}"} $(jobs -p); do
-                is_child "$p" && kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null
+                is_child "$p" && kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null && children+=("$p")
         done
         SLEEPERS=()
         HOLDERS=()
         for c in $(harness_private_cgroups); do kill_cgroup_tree "$c"; done
+        if ! wait_for "$WAIT_PROCESS" "the run's children ending" no_children ${children[@]+"${children[@]}"}; then
+                for p in ${children[@]+"${children[@]}"}; do is_child "$p" && kill -KILL "$p" 2>/dev/null; done
+        fi
         wait 2>/dev/null
         for c in $(harness_private_cgroups); do
                 remove_cgroup_tree "$c" || left+=("cgroup $c ($(cgroup_tree_procs "$c" | wc -l) processes)")
@@ -150,6 +154,8 @@ harness_procs() {
 }
 
 no_harness_procs() { [ -z "$(harness_procs)" ]; }
+
+no_children() { local p; for p; do ! is_child "$p" || return 1; done; } # PID...
 
 # Is PID a child of this shell? A pid recorded by the run is another
 # process's once reaped and reused: pids wrap on a machine busy with other
