@@ -609,7 +609,7 @@ test_pid_reuse_in_wait() { # KIND
         u=$(new_uid 7)
         mkdir -p "$ns"
         WAIT_PROCESS=$WAIT_PROCESS unshare -p -f --mount-proc --propagation private bash -c \
-                "$(declare -f pid_reuse_in_wait_ns reuse_pid wait_for lock_held lock_id); pid_reuse_in_wait_ns \"\$@\"" \
+                "$(declare -f pid_reuse_in_wait_ns reuse_pid wait_for wait_for_clock lock_held lock_id); pid_reuse_in_wait_ns \"\$@\"" \
                 _ "$HOOK" "$RESCTRLFS" "$ns" "$root" "$(rel "$kind" "$root")" "$u"
         check "$t: the namespace's run" [ $? -eq 0 ]
         cat "$ns/hook.log" >>"$LOG" 2>/dev/null

@@ -72,6 +72,9 @@ harness_exit() {
 # is still there afterwards. Safe to call again, and before harness_init.
 harness_cleanup() {
         local p m c left=() children=()
+        # The run's daemons first continued, if a test that stopped one (the
+        # emulator) was cut short: its clients wait for it uninterruptibly.
+        while read -r p _; do kill -CONT "$p" 2>/dev/null; done < <(harness_procs)
         # The stand-in inits, the lock holders, every background job (a gc
         # loop a killed test did not get to stop), every process in the
         # private cgroups; then they are reaped. A stopped one (a test that
@@ -91,9 +94,7 @@ harness_cleanup() {
                 remove_cgroup_tree "$c" || left+=("cgroup $c ($(cgroup_tree_procs "$c" | wc -l) processes)")
         done
         case ${WORK:-} in /tmp/rmh-*) ;; *) [ "${#left[@]}" -eq 0 ]; return ;; esac
-        # The emulator (and whatever else a test mounted there), deepest first;
-        # first continued, if a test that stopped it was cut short.
-        while read -r p _; do kill -CONT "$p" 2>/dev/null; done < <(harness_procs)
+        # The emulator (and whatever else a test mounted there), deepest first.
         for m in $(harness_mounts); do
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
         done

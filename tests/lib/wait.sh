@@ -34,7 +34,7 @@
 # cleanup.
 wait_for() { # SECONDS WHAT COMMAND...
         wait_for_clock
-        wait_for_until=$((wait_for_now + $1 * 100))
+        wait_for_until=$((wait_for_now + $1 * 100 + 1)) # uptime truncates: never early
         wait_for_what=$2
         wait_for_s=$1
         shift 2
