@@ -4,12 +4,12 @@
  * a value added to an enum without its name fails here, not as a NULL in
  * an output (as systemd's test-tables does for its tables). */
 #include <check.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "abmc.h"
 #include "pod.h"
 #include "stage.h"
+#include "tmptree.h"
 
 /* names[0..n) are all there and all different. */
 static void assert_complete(const char *what, const char *const *names, size_t n)
@@ -82,11 +82,5 @@ static Suite *tables_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(tables_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return tmptree_run(tables_suite());
 }

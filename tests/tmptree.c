@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -15,17 +19,90 @@
 
 static char top[PATH_MAX];
 
+/* check's default time for a test is 4 s: a machine busy with other work
+ * takes longer for some, whose waits are bounded by WAIT_PROCESS_MS
+ * (wait_for.h) each. Set before main() builds the suite, as tcase_create
+ * reads it; the environment's own setting wins. */
+__attribute__((constructor)) static void default_test_timeout(void)
+{
+        (void) setenv("CK_DEFAULT_TIMEOUT", "60", 0);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void) remove(path);
         return 0;
 }
 
+/* The suite's runner: a child, in a process group of its own. On SIGTERM
+ * check's runner kills its test and then its own group, and a group shared
+ * with ctest would take ctest and every suite beside down with it. */
+static pid_t runner;
+
+static void pass_on(int sig)
+{
+        if (runner > 0)
+                (void) kill(runner, sig);
+}
+
+/* Runs the suite in its runner and waits for it, whatever ends it: SIGTERM,
+ * SIGINT or SIGHUP here is passed on to the runner, and once it is gone the
+ * top directory is removed and sweep run all the same. The runner's exit
+ * status, 128 + the signal that ended it, or 1 when sweep found something
+ * left. */
+static int run_kept(Suite *s, bool (*sweep)(void))
+{
+        static const int signals[] = {SIGTERM, SIGINT, SIGHUP};
+        sigset_t mask, old;
+        int status, rc;
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(signals); i++)
+                sigaddset(&mask, signals[i]);
+        /* Blocked until the handler knows whom to pass a signal on to. */
+        (void) sigprocmask(SIG_BLOCK, &mask, &old);
+        runner = fork();
+        if (runner < 0) {
+                perror("fork");
+                return 1;
+        }
+        if (runner == 0) {
+                SRunner *sr = srunner_create(s);
+                int failed;
+
+                (void) setpgid(0, 0);
+                (void) sigprocmask(SIG_SETMASK, &old, NULL);
+                srunner_set_fork_status(sr, CK_FORK);
+                srunner_run_all(sr, CK_NORMAL);
+                failed = srunner_ntests_failed(sr);
+                srunner_free(sr);
+                _exit(failed == 0 ? 0 : 1);
+        }
+        (void) setpgid(runner, runner);
+        for (size_t i = 0; i < ELEMENTSOF(signals); i++)
+                (void) sigaction(signals[i], &(struct sigaction){.sa_handler = pass_on}, NULL);
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        while (waitpid(runner, &status, 0) < 0)
+                if (errno != EINTR) {
+                        perror("waitpid");
+                        return 1;
+                }
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+        (void) nftw(top, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (sweep && !sweep() && rc == 0)
+                rc = 1;
+        return rc;
+}
+
 int tmptree_run(Suite *s)
 {
-        SRunner *sr = srunner_create(s);
+        return tmptree_run_sweeping(s, NULL);
+}
+
+int tmptree_run_sweeping(Suite *s, bool (*sweep)(void))
+{
         const char *base = getenv("TMPDIR");
-        int failed;
 
         snprintf(top, sizeof(top), "%s/rmh-test-XXXXXX", base && *base ? base : "/tmp");
         if (!mkdtemp(top)) {
@@ -34,14 +111,7 @@ int tmptree_run(Suite *s)
         }
         /* Tests that drop privileges still need to reach their own trees. */
         (void) chmod(top, 0755);
-
-        srunner_set_fork_status(sr, CK_FORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-
-        (void) nftw(top, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return failed == 0 ? 0 : 1;
+        return run_kept(s, sweep);
 }
 
 int tmptree_new(const char **ret_path)

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Scratch directory trees for the unit suites. Each suite gets one top
  * directory that tmptree_run() removes after every test has run, so that a
- * failing test (which under CK_FORK skips its teardown) leaves nothing behind. */
+ * failing test (which under CK_FORK skips its teardown), or a run ended by a
+ * signal, leaves nothing behind. */
 #pragma once
 
 #include <check.h>
+#include <stdbool.h>
 
-/* Runs the suite in CK_FORK mode inside a fresh top directory; returns the
- * process exit status (0 when every test passed). */
+/* Runs the suite in CK_FORK mode inside a fresh top directory, in a child
+ * that a SIGTERM, SIGINT or SIGHUP here is passed on to; removes the top
+ * directory once the child is gone, however it ended. Returns the process
+ * exit status (0 when every test passed). */
 int tmptree_run(Suite *s);
+
+/* tmptree_run, then sweep, which removes what the suite leaves outside the
+ * top directory (mounts) and is false when it found any: a failure then. */
+int tmptree_run_sweeping(Suite *s, bool (*sweep)(void));
 
 /* A new empty directory under the top directory: its dirfd (O_RDONLY|O_DIRECTORY),
  * and its path in *ret_path (static storage, valid until the next call) if non-NULL. */
