@@ -16,6 +16,7 @@
 #include "lock.h"
 #include "macro.h"
 #include "tmptree.h"
+#include "wait_for.h"
 
 static int dir_fd = -EBADF;
 
@@ -240,12 +241,8 @@ START_TEST(test_release_and_unlink_with_waiter)
         close(ready[1]);
         ck_assert_int_eq(read(ready[0], &c, 1), 1);
         /* The child has the old file open (the parent's fd it closed): it
-         * waits on the inode about to be unlinked. Up to 10 s, as
-         * tests/lib/wait.sh's WAIT_PROCESS. */
-        for (int i = 0; !has_open(child, &old); i++) {
-                ck_assert_int_lt(i, 10000);
-                usleep(1000);
-        }
+         * waits on the inode about to be unlinked. */
+        WAIT_FOR(WAIT_PROCESS_MS, "the waiter opening the old file", has_open(child, &old));
         lock_file_release_and_unlink(dir_fd, "pod.lock", fd);
 
         if (read(ready[0], &c, 1) != 1) {

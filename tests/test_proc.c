@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "proc.h"
 #include "tmptree.h"
+#include "wait_for.h"
 
 static int proc_fd = -EBADF;
 
@@ -146,6 +147,20 @@ static void *park(void *arg)
 /* A process whose main thread called pthread_exit: its leader shows Z, but
  * its other thread runs, so the process has not exited; once it is killed
  * it is a zombie like any other. */
+/* The state letter in /proc/<pid>/stat. */
+static char state_of(pid_t pid)
+{
+        char path[64], state = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%*d %*s %c", &state), 1);
+        fclose(f);
+        return state;
+}
+
 START_TEST(test_zombie_leader)
 {
         _cleanup_close_ int fd = -EBADF;
@@ -170,20 +185,7 @@ START_TEST(test_zombie_leader)
         }
         ck_assert_int_eq(read(ready[0], &c, 1), 1);
         /* The leader's exit follows its write: wait for its Z. */
-        for (int tries = 0;; tries++) {
-                char path[64], state = 0;
-                FILE *f;
-
-                snprintf(path, sizeof(path), "/proc/%d/stat", (int) child);
-                f = fopen(path, "re");
-                ck_assert_ptr_nonnull(f);
-                ck_assert_int_eq(fscanf(f, "%*d %*s %c", &state), 1);
-                fclose(f);
-                if (state == 'Z')
-                        break;
-                ck_assert_int_lt(tries, 10000);
-                usleep(1000);
-        }
+        WAIT_FOR(WAIT_PROCESS_MS, "the leader's exit", state_of(child) == 'Z');
         ck_assert_int_eq(proc_is_running(fd, child), 1);
         ck_assert_int_eq(proc_start_time_running(fd, child, &t, &running), 0);
         ck_assert(running);

@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "rdt.h"
 #include "tmptree.h"
+#include "wait_for.h"
 
 #define UID "5f0c1e9a-7d4b-4a43-9c1e-0a1b2c3d4e5f"
 
@@ -864,7 +865,8 @@ static void add_ms(struct timespec *t, long ms)
  * holds 15 ms of every 20, 10 ms apart), as overlapping scrapes do: a writer
  * still gets the lock, through the turnstile that keeps new readers out
  * while it waits. Polling alone, it would wait for a gap that never comes.
- * The writer starts once both readers have held the lock. */
+ * The writer starts once both readers have held the lock; a reader that
+ * cannot says so ('f') before it exits, as the other keeps the pipe open. */
 START_TEST(test_lock_readers_cannot_starve_a_writer)
 {
         struct timespec start;
@@ -883,12 +885,12 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                         int fd = -EBADF;
 
                         if (rdt_open(root_path, false, &fd) < 0)
-                                _exit(1);
+                                _exit(write(running[1], "f", 1) == 1);
                         add_ms(&at, i * 10);
                         for (bool first = true;; first = false) {
                                 (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
                                 if (rdt_lock_shared(fd, 60000) < 0)
-                                        _exit(1);
+                                        _exit(write(running[1], "f", 1) == 1);
                                 if (first && write(running[1], "r", 1) != 1)
                                         _exit(1);
                                 add_ms(&at, 15);
@@ -899,10 +901,12 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                 }
         }
         close(running[1]);
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
                 ck_assert_int_eq(read(running[0], &c, 1), 1);
+                ck_assert_msg(c == 'r', "a reader could not take the lock");
+        }
 
-        ck_assert_int_eq(rdt_lock(root_fd, 2000), 0);
+        ck_assert_int_eq(rdt_lock(root_fd, WAIT_PROCESS_MS), 0);
         rdt_unlock(root_fd);
         for (int i = 0; i < 2; i++) {
                 kill(readers[i], SIGKILL);

@@ -28,6 +28,8 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "model.h"
+#include "tmptree.h"
+#include "wait_for.h"
 
 #define MNT_PREFIX "/tmp/resctrlfs-test."
 
@@ -349,10 +351,7 @@ static void wait_next_tick(void)
 {
         unsigned long long t = ticks_now();
 
-        for (int tries = 0; ticks_now() == t; tries++) {
-                ck_assert_int_lt(tries, 10000);
-                sleep_ms(1);
-        }
+        WAIT_FOR(WAIT_PROCESS_MS, "the next clock tick", ticks_now() != t);
 }
 
 /* ---- a child process with extra threads ---- */
@@ -423,10 +422,7 @@ static void end_thread(struct threaded *t, size_t i)
         const char *path = fmt("/proc/%d/task/%d", (int) t->pid, (int) t->tids[i]);
 
         ck_assert_int_eq(write(t->quit_fds[i], "q", 1), 1);
-        for (int tries = 0; access(path, F_OK) == 0; tries++) {
-                ck_assert_int_lt(tries, 2000);
-                sleep_ms(5);
-        }
+        WAIT_FOR(WAIT_PROCESS_MS, "a thread's exit", access(path, F_OK) != 0);
 }
 
 /* ---- layout and modes ---- */
@@ -530,6 +526,19 @@ START_TEST(test_layout_perf_pkg)
 }
 END_TEST
 
+/* An energy counter's value: decimal joules, six digits after the point. */
+static double read_energy(const char *path)
+{
+        _cleanup_free_ char *c = read_at(path);
+        unsigned long long ip, fp;
+        int n = 0;
+
+        ck_assert_int_eq(sscanf(c, "%llu.%llu\n%n", &ip, &fp, &n), 2);
+        ck_assert_msg(strlen(c) == (size_t) n && strchr(c, '.') + 7 == c + n - 1, "bad value '%s'",
+                      c);
+        return (double) ip + (double) fp / 1e6;
+}
+
 /* The fixed-point values grow with live tasks and keep their format. */
 START_TEST(test_perf_pkg_values)
 {
@@ -543,25 +552,11 @@ START_TEST(test_perf_pkg_values)
         move("g/tasks", getpid());
         move("g/mon_groups/m/tasks", getpid());
         for (int i = 0; i < 3; i++) {
-                _cleanup_free_ char *c = NULL;
-                unsigned long long ip, fp;
                 double value;
 
-                /* Grows with time: read until it has, for at most 10 s. */
-                for (int tries = 0;; tries++) {
-                        int n = 0;
-
-                        free(c);
-                        c = read_at(path);
-                        ck_assert_int_eq(sscanf(c, "%llu.%llu\n%n", &ip, &fp, &n), 2);
-                        ck_assert_msg(strlen(c) == (size_t) n && strchr(c, '.') + 7 == c + n - 1,
-                                      "bad value '%s'", c);
-                        value = (double) ip + (double) fp / 1e6;
-                        if (value > prev)
-                                break;
-                        ck_assert_msg(tries < 2000, "still %s after 10 s", c);
-                        sleep_ms(5);
-                }
+                /* Grows with time: read until it has. */
+                WAIT_FOR(WAIT_PROCESS_MS, "the energy counter's growth",
+                         (value = read_energy(path)) > prev);
                 prev = value;
         }
 }
@@ -1114,15 +1109,8 @@ static pid_t forker_new(const struct forker *f, char what)
 }
 
 /* The emulator learns of new tasks from fork events, a moment later. */
-static bool lists_soon(const char *tasks, pid_t tid)
-{
-        for (int i = 0; i < 1000; i++) {
-                if (lists(tasks, tid))
-                        return true;
-                sleep_ms(10);
-        }
-        return false;
-}
+#define WAIT_LISTED(tasks, tid)                                                                    \
+        WAIT_FOR(WAIT_PROCESS_MS, "a new task listed in " tasks, lists(tasks, tid))
 
 /* copy_process() copies CLOSID and RMID: a new process or thread starts in
  * the group of its creator, one created before the creator moved does not
@@ -1145,8 +1133,8 @@ START_TEST(test_fork_inheritance)
 
         child = forker_new(&f, 'f');
         thread = forker_new(&f, 't');
-        ck_assert(lists_soon("g/mon_groups/m/tasks", child));
-        ck_assert(lists_soon("g/mon_groups/m/tasks", thread));
+        WAIT_LISTED("g/mon_groups/m/tasks", child);
+        WAIT_LISTED("g/mon_groups/m/tasks", thread);
         ck_assert(lists("g/tasks", child));
         ck_assert(!lists("g/tasks", before));
         ck_assert(!lists("tasks", before)); /* untracked: in the root group */
@@ -1161,7 +1149,7 @@ START_TEST(test_fork_inheritance)
         move("h/tasks", thread);
         wait_next_tick();
         grandchild = forker_new(&f, 'f'); /* forked by the main thread: still in m */
-        ck_assert(lists_soon("g/mon_groups/m/tasks", grandchild));
+        WAIT_LISTED("g/mon_groups/m/tasks", grandchild);
         ck_assert(!lists("h/tasks", grandchild));
 }
 END_TEST
@@ -1490,11 +1478,9 @@ START_TEST(test_tasks_exit)
         ck_assert(lists("mon_groups/m/tasks", a)); /* a zombie */
         reap(a);
         ck_assert(!lists("mon_groups/m/tasks", a) && lists("mon_groups/m/tasks", b));
-        /* The exit event may come a moment after the reaping: waited for up
-         * to 10 s, tests/lib/wait.sh's WAIT_PROCESS. */
-        for (int i = 0; i < 1000 && event("mon_groups/m", "llc_occupancy") != two / 2; i++)
-                sleep_ms(10);
-        ck_assert_uint_eq(event("mon_groups/m", "llc_occupancy"), two / 2);
+        /* The exit event may come a moment after the reaping. */
+        WAIT_FOR(WAIT_PROCESS_MS, "the exit event's occupancy",
+                 event("mon_groups/m", "llc_occupancy") == two / 2);
 }
 END_TEST
 
@@ -1878,16 +1864,17 @@ static Suite *resctrlfs_suite(void)
         return s;
 }
 
-/* A failed test exits before its teardown: unmount whatever it left. Returns
- * how many mounts were left. */
-static int sweep_mounts(void)
+/* A failed test exits before its teardown, and a signal ends a run at any
+ * point: unmount whatever was left. False, saying how many, when there was
+ * any. */
+static bool no_mounts_left(void)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mounts", "re");
         char dev[256], path[PATH_MAX], type[64];
         int left = 0;
 
         if (!f)
-                return 0;
+                return true;
         while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, path, type) == 3) {
                 if (strncmp(path, MNT_PREFIX, strlen(MNT_PREFIX)) != 0)
                         continue;
@@ -1896,7 +1883,9 @@ static int sweep_mounts(void)
                         (void) run((const char *const[]){"fusermount3", "-uz", path, NULL});
                 (void) rmdir(path);
         }
-        return left;
+        if (left > 0)
+                fprintf(stderr, "resctrlfs: %d mount(s) left behind\n", left);
+        return left == 0;
 }
 
 static bool can_mount(void)
@@ -1908,21 +1897,9 @@ static bool can_mount(void)
 
 int main(void)
 {
-        SRunner *sr;
-        int failed, left;
-
         if (!can_mount()) {
                 fprintf(stderr, "resctrlfs: needs root, /dev/fuse and fusermount3\n");
                 return 77;
         }
-        sr = srunner_create(resctrlfs_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        left = sweep_mounts();
-        if (left > 0 && failed == 0) {
-                fprintf(stderr, "resctrlfs: %d mount(s) left behind\n", left);
-                failed = 1;
-        }
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return tmptree_run_sweeping(resctrlfs_suite(), no_mounts_left);
 }
