@@ -83,6 +83,8 @@ set -u
 top=$(cd "$1" && pwd)
 # shellcheck source=../lib/wait.sh
 . "$top/tests/lib/wait.sh"
+# shellcheck source=../lib/cgroup_tree.sh
+. "$top/tests/lib/cgroup_tree.sh"
 yamlflat=$(readlink -f "$2")
 resctrlfs=$(readlink -f "$3")
 
@@ -186,15 +188,6 @@ run_procs() {
         done
 }
 
-# One try of a cgroup's removal: DIR's processes, and those below it,
-# killed, then DIR and every cgroup below it removed, leaves first.
-cgroup_tree_removed() { # DIR
-        find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do
-                [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
-        done
-        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-        [ ! -d "$1" ]
-}
 no_run_procs() { [ -z "$(run_procs)" ]; }
 
 cleanup() {
@@ -217,7 +210,7 @@ cleanup() {
         done
         for p in $(jobs -p); do kill "$p" 2>/dev/null; done
         for c in $(run_cgroups); do
-                wait_for "$WAIT_PROCESS" "cgroup $c removed" cgroup_tree_removed "$c" || left="$left cgroup:$c"
+                remove_cgroup_tree "$c" || left="$left cgroup:$c"
         done
         for m in $(run_mounts); do
                 fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"

@@ -27,6 +27,8 @@
 # Waits for events: wait_for and the bounds of tests/lib/wait.sh.
 # shellcheck source=../lib/wait.sh
 . "$E2E_TOP/tests/lib/wait.sh"
+# shellcheck source=../lib/cgroup_tree.sh
+. "$E2E_TOP/tests/lib/cgroup_tree.sh"
 
 e2e_say() {
         printf '%s\n' "$*" >&2
@@ -166,7 +168,7 @@ e2e_cleanup() {
         e2e_watch_stop
         e2e_delete_leftovers
         for e2e_c in $(e2e_run_cgroups); do
-                e2e_remove_cgroup_tree "$e2e_c" || e2e_run_left="$e2e_run_left cgroup:$e2e_c"
+                remove_cgroup_tree "$e2e_c" || e2e_run_left="$e2e_run_left cgroup:$e2e_c"
         done
         if ! e2e_wait_strays; then
                 for e2e_p in $e2e_strays; do
@@ -211,22 +213,6 @@ e2e_run_cgroups() {
                 [ ! -d "$e2e_h$e2e_cgroup_root" ] || echo "$e2e_h$e2e_cgroup_root"
                 find "$e2e_h" -mindepth 1 -type d -name "rmh-$e2e_tag-*" -prune 2>/dev/null
         done
-}
-
-# The processes in cgroup DIR and below it killed, then DIR and every cgroup
-# below it removed, leaves first; false if DIR is still there after
-# WAIT_PROCESS.
-e2e_remove_cgroup_tree() { # DIR
-        wait_for "$WAIT_PROCESS" "cgroup $1 removed" e2e_cgroup_tree_removed "$1"
-}
-
-e2e_cgroup_tree_removed() { # DIR: one try
-        e2e_pids=$(find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null)
-        for e2e_p in $e2e_pids; do
-                [ "$e2e_p" = $$ ] || kill -KILL "$e2e_p" 2>/dev/null
-        done
-        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-        [ ! -d "$1" ]
 }
 
 # Waits up to WAIT_DAEMON for processes other than the emulator that name the

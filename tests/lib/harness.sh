@@ -31,6 +31,8 @@
 
 # shellcheck source=wait.sh
 . "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
+# shellcheck source=cgroup_tree.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cgroup_tree.sh"
 
 harness_init() {
         HOOK=$1
@@ -353,25 +355,6 @@ private_cgroup() { # v2 | v1 | any
 }
 
 # The processes in cgroup DIR and below it, one a line.
-cgroup_tree_procs() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null; }
-
-# SIGKILL to every process in cgroup DIR and below it (never to this shell).
-kill_cgroup_tree() { # DIR
-        local p
-        for p in $(cgroup_tree_procs "$1"); do
-                [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] || kill -KILL "$p" 2>/dev/null
-        done
-}
-
-# Cgroup DIR and every cgroup below it removed, leaves first, the processes
-# in them killed first; false if DIR is still there after WAIT_PROCESS.
-remove_cgroup_tree() { wait_for "$WAIT_PROCESS" "cgroup $1 removed" cgroup_tree_removed "$1"; } # DIR
-cgroup_tree_removed() { # DIR: one try
-        [ -d "$1" ] || return 0
-        kill_cgroup_tree "$1"
-        find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
-        [ ! -d "$1" ]
-}
 
 tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
 has_task() { grep -qx "$2" "$1/tasks"; }
