@@ -35,38 +35,54 @@ rm -f "$logs"/run-*.log
 
 # stress-ng and each ctest run in sessions of their own: a signal to a
 # session's group reaches every process of it. ctest runs in the background,
-# so that a signal here is handled at once. Then ctest is stopped, not
-# signalled (on a signal it kills its suites, cutting their cleanup short),
-# and its suites get SIGTERM, which their cleanup takes (not SIGINT, ignored
-# throughout where a non-interactive shell started this in the background),
-# and a minute to end; then SIGKILL; then stress-ng is stopped. A second
-# signal does not cut that short; and should this script be killed, a
-# watcher stops stress-ng.
+# so that a signal here is handled at once. On one, ctest is not signalled
+# (it would kill its suites, cutting their cleanup short): each suite it
+# runs, those it goes on to start included, gets SIGTERM once, which its
+# cleanup takes (not SIGINT, ignored throughout where a non-interactive
+# shell started this in the background). ctest reaps them and reads their
+# output meanwhile. Once no process of the run is left, or after the
+# longest a cleanup waits for its events (tests/lib/wait.sh), the rest gets
+# SIGKILL; then stress-ng is stopped. A second signal does not cut that
+# short; and should this script be killed, a watcher stops stress-ng.
+# shellcheck source=../tests/lib/wait.sh
+. "$top/tests/lib/wait.sh"
+cleanup_bound=$((WAIT_RUNTIME + WAIT_DAEMON + WAIT_PROCESS))
 setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
 stress=$!
 # The watcher, in a session of its own too: a signal to this script's group
-# does not reach it.
-setsid sh -c 'while kill -0 "$1"; do sleep 1; done; kill -TERM "-$2"' sh $$ "$stress" \
+# does not reach it. It signals stress-ng's group only while stress-ng
+# leads it: once stopped and reaped, its pid may be another's.
+setsid sh -c 'while kill -0 "$1" && kill -0 "$2"; do sleep 1; done
+        [ "$(cat "/proc/$2/comm")" = stress-ng ] && kill -TERM "-$2"' sh $$ "$stress" \
         </dev/null >/dev/null 2>&1 &
 run=
-# The run's live processes but ctest (a stopped ctest reaps none: its
-# suites' zombies do not count).
-suites_running() { pgrep -g "$run" -r D,R,S,T,t | grep -qvx "$run"; }
-wait_while() { # SECONDS CONDITION...: true once CONDITION is not
-        local deadline=$((SECONDS + $1))
-        shift
-        while "$@"; do
-                [ "$SECONDS" -lt "$deadline" ] || return 1
-                sleep 0.1
+# A process of the run other than a zombie is left.
+run_left() { pgrep -g "$run" -r D,R,S,T,t >/dev/null; }
+# Each suite that ctest runs, as "PID:START" (its start time tells a pid
+# reused since apart).
+suites() {
+        local p stat fields
+        for p in $(pgrep -P "$run"); do
+                read -r stat 2>/dev/null <"/proc/$p/stat" || continue
+                read -ra fields <<<"${stat##*) }" # from the 3rd field on: the 22nd, start time
+                echo "$p:${fields[19]}"
         done
 }
 stop() {
+        local s signalled=" " deadline
         trap '' HUP INT TERM
         if [ -n "$run" ]; then
-                kill -STOP "$run" 2>/dev/null
-                pgrep -g "$run" | grep -vx "$run" | xargs -r kill -TERM 2>/dev/null
-                wait_while 60 suites_running
+                deadline=$((SECONDS + cleanup_bound))
+                while run_left && [ "$SECONDS" -lt "$deadline" ]; do
+                        for s in $(suites); do
+                                case $signalled in *" $s "*) continue ;; esac
+                                kill -TERM "${s%%:*}" 2>/dev/null
+                                signalled="$signalled$s "
+                        done
+                        sleep 0.2
+                done
                 kill -KILL -- "-$run" 2>/dev/null
+                wait "$run" 2>/dev/null
         fi
         kill -TERM -- "-$stress" 2>/dev/null
         wait "$stress" 2>/dev/null
@@ -97,9 +113,13 @@ awk -v runs="$runs" -v suites="$logs/suites.txt" '
         FILENAME != suites && / Test +#[0-9]+: / {
                 sub(/.*Test +#[0-9]+: /, "")
                 name = $1
-                ran[name]++
-                if ($0 ~ /Skipped/) skipped[name]++
-                else if ($0 !~ /[.] +Passed +[0-9.]+ sec$/) failed[name]++
+                # Once a run, whatever ctest repeated (--repeat).
+                if (!((FILENAME, name) in ran)) { ran[FILENAME, name]; runs_of[name]++ }
+                if ($0 ~ /Skipped/) {
+                        if (!((FILENAME, name) in skip)) { skip[FILENAME, name]; skipped[name]++ }
+                } else if ($0 !~ /[.] +Passed +[0-9.]+ sec$/) {
+                        if (!((FILENAME, name) in fail)) { fail[FILENAME, name]; failed[name]++ }
+                }
                 if ($NF == "sec" && $(NF - 1) > slowest[name]) slowest[name] = $(NF - 1)
         }
         END {
@@ -107,7 +127,7 @@ awk -v runs="$runs" -v suites="$logs/suites.txt" '
                 printf "%-24s %9s %8s %12s\n", "suite", "failures", "skipped", "slowest (s)"
                 for (i = 0; i < n; i++) {
                         s = order[i]
-                        failed[s] += runs - ran[s]
+                        failed[s] += runs - runs_of[s]
                         printf "%-24s %6d/%-2d %8d %12.1f\n", s, failed[s], runs, skipped[s], slowest[s]
                         bad += failed[s]
                 }

@@ -42,6 +42,11 @@ harness_init() {
         [ -c /dev/fuse ] || { echo "needs /dev/fuse"; exit 77; }
         command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
 
+        # The cleanup first: a signal from here on finds what was made.
+        trap harness_exit EXIT
+        trap 'exit 129' HUP
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
         WORK=$(mktemp -d "/tmp/rmh-$HARNESS_NAME.XXXXXX")
         MNT=$WORK/resctrl
         STATE=$WORK/state
@@ -54,10 +59,6 @@ harness_init() {
         failed=0
         # The run's private cgroups: rmh-NAME-<random> in each hierarchy (private_cgroup).
         HARNESS_CGROUP=rmh-$HARNESS_NAME-$(new_uid | cut -c 1-8)
-        trap harness_exit EXIT
-        trap 'exit 129' HUP
-        trap 'exit 130' INT
-        trap 'exit 143' TERM
 }
 
 # The EXIT trap: cleans up, not to be stopped half-way by another signal;
