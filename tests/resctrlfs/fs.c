@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -923,6 +924,14 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
         struct fuse_loop_config *loop;
         _cleanup_close_ int forks_fd = -EBADF;
         int r;
+
+        /* The kernel's resctrl code runs in its caller's context, at once.
+         * This daemon is a process of its own, and every answer waits for a
+         * CPU: on a machine busy with other work, each would wait its turn
+         * behind every runnable process, and a hold of the resctrl lock
+         * would measure the machine's queue. Its threads (those made from
+         * here on inherit it) ask for a CPU first. */
+        (void) setpriority(PRIO_PROCESS, 0, -20);
 
         /* Without fork tracking the events still spare looking up every
          * task in /proc; where there are none, the model looks. */
