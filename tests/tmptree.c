@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,34 +36,95 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
         return 0;
 }
 
+/* The signals a run passes on to its runner, and whether each was ignored
+ * when the run began (a background job of a non-interactive shell ignores
+ * SIGINT): one that was stays ignored. */
+static const int passed_on[] = {SIGTERM, SIGINT, SIGHUP};
+static bool ignored[ELEMENTSOF(passed_on)];
+
 /* The suite's runner: a child, in a process group of its own. On SIGTERM
  * check's runner kills its test and then its own group, and a group shared
- * with ctest would take ctest and every suite beside down with it. */
-static pid_t runner;
+ * with ctest would take ctest and every suite beside down with it. 0 once
+ * reaped. */
+static volatile pid_t runner;
 
 static void pass_on(int sig)
 {
+        int saved_errno = errno;
+
+        /* check has no handler for SIGHUP: the runner would die and leave
+         * its test running. */
         if (runner > 0)
-                (void) kill(runner, sig);
+                (void) kill(runner, sig == SIGHUP ? SIGTERM : sig);
+        errno = saved_errno;
+}
+
+static void block_passed_on(int how, sigset_t *old)
+{
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++)
+                sigaddset(&mask, passed_on[i]);
+        (void) sigprocmask(how, &mask, old);
+}
+
+/* The runner's tests that outlived it (on SIGTERM check's runner signals
+ * its test and exits without waiting): this process is their subreaper.
+ * Each is killed and reaped. */
+static void end_orphans(void)
+{
+        char path[64];
+
+        (void) snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
+        for (;;) {
+                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                int pid, n = 0;
+
+                while (f && fscanf(f, "%d", &pid) == 1) {
+                        (void) kill(pid, SIGKILL);
+                        n++;
+                }
+                if (n == 0)
+                        break;
+                while (waitpid(-1, NULL, 0) > 0)
+                        ;
+        }
+}
+
+/* Unmounts whatever a test left mounted under the top directory (an
+ * emulator's mount, deepest first); how many there were. */
+static int unmount_left(void)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char points[64][PATH_MAX];
+        size_t len = strlen(top);
+        int n = 0;
+
+        /* Read whole first: unmounting changes what the file shows. */
+        while (f && n < (int) ELEMENTSOF(points) &&
+               fscanf(f, "%*s %*s %*s %*s %4095s %*[^\n]", points[n]) == 1)
+                if (strncmp(points[n], top, len) == 0 && points[n][len] == '/')
+                        n++;
+        for (int i = n; i-- > 0;)
+                if (umount2(points[i], 0) < 0)
+                        (void) umount2(points[i], MNT_DETACH);
+        return n;
 }
 
 /* Runs the suite in its runner and waits for it, whatever ends it: SIGTERM,
- * SIGINT or SIGHUP here is passed on to the runner, and once it is gone the
- * top directory is removed and sweep run all the same. The runner's exit
- * status, 128 + the signal that ended it, or 1 when sweep found something
- * left. */
-static int run_kept(Suite *s, bool (*sweep)(void))
+ * SIGINT or SIGHUP here is passed on to it. Then, with those blocked, its
+ * orphaned tests are killed, what they mounted under the top directory is
+ * unmounted and the directory removed. The runner's exit status, 1 when
+ * something was left; a runner ended by a signal ends this process by it
+ * too. */
+static int run_kept(Suite *s, const sigset_t *old)
 {
-        static const int signals[] = {SIGTERM, SIGINT, SIGHUP};
         SRunner *sr = srunner_create(s); /* freed by both: it owns the suite */
-        sigset_t mask, old;
-        int status, rc;
+        int status, rc, mounts;
+        pid_t pid;
 
-        sigemptyset(&mask);
-        for (size_t i = 0; i < ELEMENTSOF(signals); i++)
-                sigaddset(&mask, signals[i]);
-        /* Blocked until the handler knows whom to pass a signal on to. */
-        (void) sigprocmask(SIG_BLOCK, &mask, &old);
+        (void) prctl(PR_SET_CHILD_SUBREAPER, 1);
         runner = fork();
         if (runner < 0) {
                 perror("fork");
@@ -72,7 +135,7 @@ static int run_kept(Suite *s, bool (*sweep)(void))
                 int failed;
 
                 (void) setpgid(0, 0);
-                (void) sigprocmask(SIG_SETMASK, &old, NULL);
+                (void) sigprocmask(SIG_SETMASK, old, NULL);
                 srunner_set_fork_status(sr, CK_FORK);
                 srunner_run_all(sr, CK_NORMAL);
                 failed = srunner_ntests_failed(sr);
@@ -80,41 +143,68 @@ static int run_kept(Suite *s, bool (*sweep)(void))
                 exit(failed == 0 ? 0 : 1); /* exit: a sanitizer build checks for leaks */
         }
         (void) setpgid(runner, runner);
-        for (size_t i = 0; i < ELEMENTSOF(signals); i++)
-                (void) sigaction(signals[i], &(struct sigaction){.sa_handler = pass_on}, NULL);
-        (void) sigprocmask(SIG_SETMASK, &old, NULL);
-        while (waitpid(runner, &status, 0) < 0)
-                if (errno != EINTR) {
+        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++)
+                if (!ignored[i])
+                        (void) sigaction(passed_on[i], &(struct sigaction){.sa_handler = pass_on},
+                                         NULL);
+        (void) sigprocmask(SIG_SETMASK, old, NULL);
+        /* Every child: emulator daemons that detached are this process's
+         * orphans too, reaped as they exit. */
+        while ((pid = waitpid(-1, &status, 0)) != runner)
+                if (pid < 0 && errno != EINTR) {
                         perror("waitpid");
                         status = W_EXITCODE(1, 0);
                         break;
                 }
+        /* The cleanup is not cut short, and nothing is passed on to a pid
+         * that may be another's by now. */
+        block_passed_on(SIG_BLOCK, NULL);
+        runner = 0;
         srunner_free(sr);
-        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 
-        (void) nftw(top, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        if (sweep && !sweep() && rc == 0)
+        end_orphans();
+        mounts = unmount_left();
+        if (mounts > 0) {
+                fprintf(stderr, "%d mount(s) left behind under %s\n", mounts, top);
                 rc = 1;
+        }
+        (void) nftw(top, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (access(top, F_OK) == 0) {
+                fprintf(stderr, "cannot remove %s\n", top);
+                rc = 1;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++)
+                if (WIFSIGNALED(status) && WTERMSIG(status) == passed_on[i]) {
+                        (void) signal(passed_on[i], SIG_DFL);
+                        block_passed_on(SIG_UNBLOCK, NULL);
+                        (void) raise(passed_on[i]);
+                }
         return rc;
 }
 
 int tmptree_run(Suite *s)
 {
-        return tmptree_run_sweeping(s, NULL);
-}
-
-int tmptree_run_sweeping(Suite *s, bool (*sweep)(void))
-{
         const char *base = getenv("TMPDIR");
+        sigset_t old;
 
+        /* Blocked from before anything is made until the runner is there
+         * to pass them on to: one that comes meanwhile waits. */
+        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++) {
+                struct sigaction sa;
+
+                ignored[i] = sigaction(passed_on[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+        }
+        block_passed_on(SIG_BLOCK, &old);
         snprintf(top, sizeof(top), "%s/rmh-test-XXXXXX", base && *base ? base : "/tmp");
         if (!mkdtemp(top)) {
                 perror("mkdtemp");
+                (void) sigprocmask(SIG_SETMASK, &old, NULL);
                 return 1;
         }
         /* Tests that drop privileges still need to reach their own trees. */
         (void) chmod(top, 0755);
-        return run_kept(s, sweep);
+        return run_kept(s, &old);
 }
 
 int tmptree_new(const char **ret_path)

@@ -6,17 +6,14 @@
 #pragma once
 
 #include <check.h>
-#include <stdbool.h>
 
 /* Runs the suite in CK_FORK mode inside a fresh top directory, in a child
- * that a SIGTERM, SIGINT or SIGHUP here is passed on to; removes the top
- * directory once the child is gone, however it ended. Returns the process
- * exit status (0 when every test passed). */
+ * that a SIGTERM, SIGINT or SIGHUP here is passed on to. Once the child is
+ * gone, however it ended: its tests still running are killed, what they
+ * mounted under the top directory unmounted, and the directory removed.
+ * Returns the process exit status: 0 when every test passed and nothing
+ * was left mounted; a signal that ended the child ends this process too. */
 int tmptree_run(Suite *s);
-
-/* tmptree_run, then sweep, which removes what the suite leaves outside the
- * top directory (mounts) and is false when it found any: a failure then. */
-int tmptree_run_sweeping(Suite *s, bool (*sweep)(void));
 
 /* A new empty directory under the top directory: its dirfd (O_RDONLY|O_DIRECTORY),
  * and its path in *ret_path (static storage, valid until the next call) if non-NULL. */
