@@ -144,9 +144,6 @@ static void *park(void *arg)
         return NULL;
 }
 
-/* A process whose main thread called pthread_exit: its leader shows Z, but
- * its other thread runs, so the process has not exited; once it is killed
- * it is a zombie like any other. */
 /* The state letter in /proc/<pid>/stat. */
 static char state_of(pid_t pid)
 {
@@ -161,6 +158,9 @@ static char state_of(pid_t pid)
         return state;
 }
 
+/* A process whose main thread called pthread_exit: its leader shows Z, but
+ * its other thread runs, so the process has not exited; once it is killed
+ * it is a zombie like any other. */
 START_TEST(test_zombie_leader)
 {
         _cleanup_close_ int fd = -EBADF;

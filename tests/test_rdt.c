@@ -861,12 +861,19 @@ static void add_ms(struct timespec *t, long ms)
         t->tv_nsec %= 1000000000;
 }
 
+/* A reader that cannot take the lock says so ('f'): the other keeps the
+ * pipe open, so its end alone would not tell. */
+static _Noreturn void reader_failed(int pipe_fd)
+{
+        (void) !write(pipe_fd, "f", 1);
+        _exit(1);
+}
+
 /* Two readers on a fixed clock so that one always holds the shared lock (each
  * holds 15 ms of every 20, 10 ms apart), as overlapping scrapes do: a writer
  * still gets the lock, through the turnstile that keeps new readers out
  * while it waits. Polling alone, it would wait for a gap that never comes.
- * The writer starts once both readers have held the lock; a reader that
- * cannot says so ('f') before it exits, as the other keeps the pipe open. */
+ * The writer starts once both readers have held the lock. */
 START_TEST(test_lock_readers_cannot_starve_a_writer)
 {
         struct timespec start;
@@ -885,12 +892,12 @@ START_TEST(test_lock_readers_cannot_starve_a_writer)
                         int fd = -EBADF;
 
                         if (rdt_open(root_path, false, &fd) < 0)
-                                _exit(write(running[1], "f", 1) == 1);
+                                reader_failed(running[1]);
                         add_ms(&at, i * 10);
                         for (bool first = true;; first = false) {
                                 (void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
                                 if (rdt_lock_shared(fd, 60000) < 0)
-                                        _exit(write(running[1], "f", 1) == 1);
+                                        reader_failed(running[1]);
                                 if (first && write(running[1], "r", 1) != 1)
                                         _exit(1);
                                 add_ms(&at, 15);
