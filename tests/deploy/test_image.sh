@@ -137,6 +137,11 @@ done
 [ -x "$resctrlfs" ] || die "$resctrlfs is not executable"
 [ -x "$yamlflat" ] || die "$yamlflat is not executable"
 
+# Until the cleanup below is in place, a signal is noted, and acted on then:
+# it finds what was made.
+trap 'signalled=129' HUP
+trap 'signalled=130' INT
+trap 'signalled=143' TERM
 tmp=$(mktemp -d /tmp/rmh-img.XXXXXX) || die "mktemp"
 # Names of the run's cgroups and containers: unique on the machine, and
 # rmh-* (the naming rule of tests/lib/harness.sh).
@@ -234,6 +239,7 @@ trap cleanup EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+[ -z "${signalled:-}" ] || exit "$signalled"
 
 # --- Podman, its cache, the image ---------------------------------------------
 

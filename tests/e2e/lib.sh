@@ -68,11 +68,13 @@ e2e_init() {
         e2e_hook=$(readlink -f "$2")
         e2e_resctrlfs=$(readlink -f "$3")
 
-        e2e_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-e2e.XXXXXX") || e2e_fail "mktemp"
+        # The cleanup first (it does nothing before e2e_tmp is there): a
+        # signal from here on finds what was made.
         trap e2e_cleanup EXIT
         trap 'exit 129' HUP
         trap 'exit 130' INT
         trap 'exit 143' TERM
+        e2e_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-e2e.XXXXXX") || e2e_fail "mktemp"
         # Container ids and Podman names: unique on the machine, short.
         e2e_tag=$(printf '%s' "${e2e_tmp##*.}" | tr '[:upper:]' '[:lower:]')
         e2e_cgroup_root=/rmh-e2e-$e2e_tag

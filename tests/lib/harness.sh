@@ -43,11 +43,12 @@ harness_init() {
         command -v fusermount3 >/dev/null || { echo "needs fusermount3"; exit 77; }
 
         # The cleanup first: a signal from here on finds what was made.
+        WORK=
         trap harness_exit EXIT
         trap 'exit 129' HUP
         trap 'exit 130' INT
         trap 'exit 143' TERM
-        WORK=$(mktemp -d "/tmp/rmh-$HARNESS_NAME.XXXXXX")
+        WORK=$(mktemp -d "/tmp/rmh-$HARNESS_NAME.XXXXXX") || exit 1
         MNT=$WORK/resctrl
         STATE=$WORK/state
         CONFIG=$WORK/config.yaml
@@ -144,6 +145,7 @@ harness_mounts() {
 # its own command line.
 harness_procs() {
         local f p pat
+        case ${WORK:-} in /tmp/rmh-?*) ;; *) return 0 ;; esac # none before harness_init made it
         pat="/tmp/[r]${WORK#/tmp/r}"
         pat=${pat//./[.]}
         {
@@ -354,8 +356,6 @@ private_cgroup() { # v2 | v1 | any
         mkdir -p "$h/$HARNESS_CGROUP" || return 1
         echo "$h/$HARNESS_CGROUP"
 }
-
-# The processes in cgroup DIR and below it, one a line.
 
 tasks_of() { sort -n "$1/tasks" 2>/dev/null | tr '\n' ' '; }
 has_task() { grep -qx "$2" "$1/tasks"; }
