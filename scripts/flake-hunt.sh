@@ -8,7 +8,9 @@
 #   scripts/flake-hunt.sh [-b BUILD_DIR] [N] [ctest args...]
 #     BUILD_DIR   a configured and built build directory (default build)
 #     ctest args  passed on, such as -R '^watch$' or -E '^crash' to hunt a few
-# False if any suite failed in any run or was not run, or there was none.
+# False if any suite failed in any run or was not run, if a run left a
+# cgroup, mount or process of the tests behind (scripts/leftovers.sh), or if
+# there was no suite.
 # Each run's ctest output is kept in BUILD_DIR/flake-hunt/run-I.log.
 # stress-ng is stopped at the end, on an interrupt too.
 set -u
@@ -33,8 +35,9 @@ rm -f "$logs"/run-*.log
 (cd "$build" && ctest -N "$@") >"$logs/suites.txt" 2>&1 ||
         { cat "$logs/suites.txt" >&2; exit 2; }
 
-# stress-ng and each ctest run in sessions of their own: a signal to a
-# session's group reaches every process of it. ctest runs in the background,
+# stress-ng and each ctest run in sessions of their own: what a run started
+# is what is in its session, whatever process groups its suites made (a
+# libcheck suite's runner has one of its own). ctest runs in the background,
 # so that a signal here is handled at once. On one, ctest is not signalled
 # (it would kill its suites, cutting their cleanup short): each suite it
 # runs, those it goes on to start included, gets SIGTERM once, which its
@@ -53,19 +56,20 @@ stress=$!
 # does not reach it. It signals stress-ng's group only while stress-ng
 # leads it: once stopped and reaped, its pid may be another's.
 setsid sh -c 'while kill -0 "$1" && kill -0 "$2"; do sleep 1; done
-        [ "$(cat "/proc/$2/comm")" = stress-ng ] && kill -TERM "-$2"' sh $$ "$stress" \
+        s=$(cat "/proc/$2/stat") && set -- "$2" ${s##*) } && [ "$4" = "$1" ] &&
+                [ "$(cat "/proc/$1/comm")" = stress-ng ] && kill -TERM "-$1"' sh $$ "$stress" \
         </dev/null >/dev/null 2>&1 &
 run=
 # A process of the run other than a zombie is left.
-run_left() { pgrep -g "$run" -r D,R,S,T,t >/dev/null; }
+run_left() { pgrep -s "$run" -r D,R,S,T,t >/dev/null; }
 # Each suite that ctest runs, as "PID:START" (its start time tells a pid
-# reused since apart).
+# reused since apart); one whose parent is no longer ctest is not.
 suites() {
         local p stat fields
         for p in $(pgrep -P "$run"); do
                 read -r stat 2>/dev/null <"/proc/$p/stat" || continue
-                read -ra fields <<<"${stat##*) }" # from the 3rd field on: the 22nd, start time
-                echo "$p:${fields[19]}"
+                read -ra fields <<<"${stat##*) }" # from the 3rd field on: the 4th, ppid; the 22nd, start time
+                [ "${fields[1]}" = "$run" ] && echo "$p:${fields[19]}"
         done
 }
 stop() {
@@ -81,7 +85,7 @@ stop() {
                         done
                         sleep 0.2
                 done
-                kill -KILL -- "-$run" 2>/dev/null
+                pkill -KILL -s "$run"
                 wait "$run" 2>/dev/null
         fi
         kill -TERM -- "-$stress" 2>/dev/null
@@ -92,8 +96,12 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# What a run leaves on the machine (scripts/leftovers.sh: a cgroup, mount or
+# process of the tests) fails the hunt: a suite must be hermetic under load.
+left=0
 for i in $(seq "$runs"); do
         start=$(date +%s)
+        "$top/scripts/leftovers.sh" snapshot "$logs/leftovers.before" "$build"
         (cd "$build" && exec setsid ctest --output-on-failure -j "$(nproc)" "$@") >"$logs/run-$i.log" 2>&1 &
         run=$!
         wait "$run"
@@ -102,6 +110,7 @@ for i in $(seq "$runs"); do
         echo "run $i of $runs: $(grep -E 'tests passed|tests failed' "$logs/run-$i.log" ||
                 echo "no summary, ctest's status $rc") ($(($(date +%s) - start)) s)"
         kill -0 "$stress" 2>/dev/null || { echo "stress-ng stopped: $logs/stress-ng.log" >&2; exit 2; }
+        "$top/scripts/leftovers.sh" check "$logs/leftovers.before" "$build" || left=1
 done
 
 # ctest's result lines: "12/61 Test #35: watch ....   Passed   8.78 sec".
@@ -132,4 +141,5 @@ awk -v runs="$runs" -v suites="$logs/suites.txt" '
                         bad += failed[s]
                 }
                 exit bad > 0
-        }' "$logs/suites.txt" "$logs"/run-*.log
+        }' "$logs/suites.txt" "$logs"/run-*.log || exit
+[ "$left" -eq 0 ] || { echo "a run left something behind (above)" >&2; exit 1; }
