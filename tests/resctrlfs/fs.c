@@ -931,7 +931,11 @@ static int fs_serve(struct fs *fs, struct fuse *fuse, const char *mountpoint, bo
          * behind every runnable process, and a hold of the resctrl lock
          * would measure the machine's queue. Its threads (those made from
          * here on inherit it) ask for a CPU first. */
-        (void) setpriority(PRIO_PROCESS, 0, -20);
+        if (setpriority(PRIO_PROCESS, 0, -20) < 0)
+                fprintf(stderr,
+                        "resctrlfs: cannot run at nice -20 (%s): on a busy machine its answers "
+                        "wait behind every runnable process\n",
+                        strerror(errno));
 
         /* Without fork tracking the events still spare looking up every
          * task in /proc; where there are none, the model looks. */
