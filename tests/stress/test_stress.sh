@@ -63,12 +63,12 @@ queue_poststop() { queue "poststop $1 ${POD_OF[$1]}"; }
 # Until one gc pass found no pod busy: then every pod has been reconciled
 # after the last hook, and the looping gc has nothing left to change.
 settle() {
-        local i
-        for i in $(seq 50); do
-                gc >"$WORK/settle.out" || echo "settle gc: exit $?" >>"$WORK/failures"
-                grep -q "reason=busy" "$WORK/settle.out" || return 0
-        done
-        echo "gc kept finding busy pods" >>"$WORK/failures"
+        wait_for "$WAIT_DAEMON" "a gc pass that found no pod busy" settled_pass ||
+                echo "gc kept finding busy pods" >>"$WORK/failures"
+}
+settled_pass() {
+        gc >"$WORK/settle.out" || echo "settle gc: exit $?" >>"$WORK/failures"
+        ! grep -q "reason=busy" "$WORK/settle.out"
 }
 
 verify() { # WHAT
