@@ -39,6 +39,9 @@ bad=$(printf '%s\n' "$refs" |
 tab=$(printf '\t')
 list=$(mktemp) && files=$(mktemp) || exit 1
 trap 'rm -f "$list" "$files"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # One reference a line: FILE<TAB>NAME.
 printf '%s\n' "$refs" |
         sed -nE 's/^\(test: (tests\/[^ ]+) ("([^"]+)"|(test_[a-z0-9_]+))\)$/\1\t\3\4/p' >"$list"

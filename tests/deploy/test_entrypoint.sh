@@ -24,9 +24,14 @@ fail() {
 
 command -v strace >/dev/null 2>&1 || { say "SKIP: strace is not installed"; exit 77; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-entry.XXXXXX") || fail "mktemp"
+# The cleanup, on a signal too (sh's default action skips the EXIT trap, and
+# would leave the entrypoints running), and not cut short by another.
+tmp=
 cleanup() {
         rc=$?
+        trap - EXIT
+        trap '' HUP INT TERM
+        [ -n "$tmp" ] || exit "$rc"
         for f in "$tmp"/run*/entry.pid "$tmp"/run*/watch.pid; do
                 [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
         done
@@ -39,6 +44,10 @@ cleanup() {
         exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-entry.XXXXXX") || fail "mktemp"
 
 node_dir=/opt/resctrl-mon-hook
 mkdir -p "$tmp/image" "$tmp/node/install" "$tmp/node/hooks.d" "$tmp/node/state" || fail "mkdir"

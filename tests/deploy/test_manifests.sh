@@ -29,6 +29,9 @@ fail() {
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-deploy.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # val FLAT KEY: the value of KEY (empty if none).
 val() {
