@@ -92,23 +92,38 @@ static void end_orphans(void)
         }
 }
 
-/* Unmounts whatever a test left mounted under the top directory (an
- * emulator's mount, deepest first); how many there were. */
-static int unmount_left(void)
+/* The newest mount under the top directory (mountinfo lists a mount after
+ * the one it is on), into point; false when there is none. The top's
+ * path, of mkdtemp's letters, needs no unescaping. */
+static bool newest_mount_left(char point[PATH_MAX])
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        char points[64][PATH_MAX];
         size_t len = strlen(top);
+        char p[PATH_MAX];
+        bool found = false;
+
+        while (f && fscanf(f, "%*s %*s %*s %*s %4095s %*[^\n]", p) == 1)
+                if (strncmp(p, top, len) == 0 && p[len] == '/') {
+                        memcpy(point, p, sizeof(p));
+                        found = true;
+                }
+        return found;
+}
+
+/* Unmounts whatever a test left mounted under the top directory (an
+ * emulator's mount), newest first; how many there were. */
+static int unmount_left(void)
+{
+        char point[PATH_MAX];
         int n = 0;
 
-        /* Read whole first: unmounting changes what the file shows. */
-        while (f && n < (int) ELEMENTSOF(points) &&
-               fscanf(f, "%*s %*s %*s %*s %4095s %*[^\n]", points[n]) == 1)
-                if (strncmp(points[n], top, len) == 0 && points[n][len] == '/')
-                        n++;
-        for (int i = n; i-- > 0;)
-                if (umount2(points[i], 0) < 0)
-                        (void) umount2(points[i], MNT_DETACH);
+        while (newest_mount_left(point)) {
+                if (umount2(point, 0) < 0 && umount2(point, MNT_DETACH) < 0) {
+                        fprintf(stderr, "cannot unmount %s: %m\n", point);
+                        return n + 1;
+                }
+                n++;
+        }
         return n;
 }
 
