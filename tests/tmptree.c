@@ -13,11 +13,13 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
 #include "macro.h"
 #include "tmptree.h"
+#include "wait_for.h"
 
 static char top[PATH_MAX];
 
@@ -45,7 +47,7 @@ static bool ignored[ELEMENTSOF(passed_on)];
 /* The suite's runner: a child, in a process group of its own. On SIGTERM
  * check's runner kills its test and then its own group, and a group shared
  * with ctest would take ctest and every suite beside down with it. 0 once
- * reaped. */
+ * it has exited. */
 static volatile pid_t runner;
 
 static void pass_on(int sig)
@@ -69,32 +71,62 @@ static void block_passed_on(int how, sigset_t *old)
         (void) sigprocmask(how, &mask, old);
 }
 
-/* The runner's tests that outlived it (on SIGTERM check's runner signals
- * its test and exits without waiting): this process is their subreaper.
- * Each is killed and reaped. */
-static void end_orphans(void)
+/* SIGKILL to each child of this process (/proc: whatever the kernel's
+ * config); how many there were. */
+static int kill_children(void)
 {
-        char path[64];
+        _cleanup_(closedirp) DIR *proc = opendir("/proc");
+        struct dirent *de;
+        int n = 0;
 
-        (void) snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
-        for (;;) {
-                _cleanup_fclose_ FILE *f = fopen(path, "re");
-                int pid, n = 0;
+        while (proc && (de = readdir(proc))) {
+                char path[64], *stat = NULL;
+                int pid = atoi(de->d_name), ppid = 0;
+                const char *after;
 
-                while (f && fscanf(f, "%d", &pid) == 1) {
+                if (pid <= 0)
+                        continue;
+                (void) snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+                if (read_small_file_at(AT_FDCWD, path, 4096, &stat) < 0)
+                        continue;
+                after = strrchr(stat, ')'); /* the command may hold anything */
+                if (after && sscanf(after, ") %*c %d", &ppid) == 1 && ppid == getpid()) {
                         (void) kill(pid, SIGKILL);
                         n++;
                 }
-                if (n == 0)
-                        break;
-                while (waitpid(-1, NULL, 0) > 0)
+                free(stat);
+        }
+        return n;
+}
+
+/* The runner's tests that outlived it (on SIGTERM check's runner signals
+ * its test and exits without waiting) and detached emulator daemons: this
+ * process is their subreaper. Each is killed and reaped, those that come
+ * meanwhile too, for WAIT_DAEMON at most; what is still there is named. */
+static void end_orphans(void)
+{
+        const int64_t until = deadline_after_ms(WAIT_DAEMON_MS);
+
+        for (;;) {
+                int n = kill_children();
+                pid_t pid;
+
+                while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
                         ;
+                if (pid < 0 && errno == ECHILD)
+                        return;
+                if (now_usec() >= until) {
+                        fprintf(stderr, "%d process(es) of the run still there after %u ms\n", n,
+                                WAIT_DAEMON_MS);
+                        return;
+                }
+                (void) nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
         }
 }
 
 /* The newest mount under the top directory (mountinfo lists a mount after
  * the one it is on), into point; false when there is none. The top's
- * path, of mkdtemp's letters, needs no unescaping. */
+ * path, canonical and of mkdtemp's letters, needs no unescaping. */
 static bool newest_mount_left(char point[PATH_MAX])
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -118,7 +150,8 @@ static int unmount_left(void)
         int n = 0;
 
         while (newest_mount_left(point)) {
-                if (umount2(point, 0) < 0 && umount2(point, MNT_DETACH) < 0) {
+                if (umount2(point, UMOUNT_NOFOLLOW) < 0 &&
+                    umount2(point, UMOUNT_NOFOLLOW | MNT_DETACH) < 0) {
                         fprintf(stderr, "cannot unmount %s: %m\n", point);
                         return n + 1;
                 }
@@ -127,17 +160,59 @@ static int unmount_left(void)
         return n;
 }
 
+/* Waits for the runner, reaping the other children as they exit; then,
+ * with the passed-on signals blocked, reaps it: from then on nothing is
+ * passed on to its pid, which may be another's. Its wait status. */
+static int wait_runner(void)
+{
+        siginfo_t si;
+        int status = W_EXITCODE(1, 0);
+        pid_t pid;
+
+        for (;;) {
+                si.si_pid = 0;
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        perror("waitid");
+                        break;
+                }
+                if (si.si_pid == runner)
+                        break;
+                (void) waitpid(si.si_pid, NULL, 0);
+        }
+        block_passed_on(SIG_BLOCK, NULL);
+        pid = runner;
+        runner = 0;
+        (void) waitpid(pid, &status, 0);
+        return status;
+}
+
+/* The signal the run is to end by: the one that ended the runner, else
+ * one that came during the cleanup (blocked, pending); 0 for none. One
+ * ignored at the start is not. */
+static int ending_signal(int status)
+{
+        sigset_t pending;
+
+        (void) sigpending(&pending);
+        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++)
+                if (!ignored[i] && ((WIFSIGNALED(status) && WTERMSIG(status) == passed_on[i]) ||
+                                    sigismember(&pending, passed_on[i]) == 1))
+                        return passed_on[i];
+        return 0;
+}
+
 /* Runs the suite in its runner and waits for it, whatever ends it: SIGTERM,
  * SIGINT or SIGHUP here is passed on to it. Then, with those blocked, its
  * orphaned tests are killed, what they mounted under the top directory is
  * unmounted and the directory removed. The runner's exit status, 1 when
- * something was left; a runner ended by a signal ends this process by it
- * too. */
+ * something was left; a signal that ended the runner, or came meanwhile,
+ * ends this process too. */
 static int run_kept(Suite *s, const sigset_t *old)
 {
         SRunner *sr = srunner_create(s); /* freed by both: it owns the suite */
-        int status, rc, mounts;
-        pid_t pid;
+        int status, rc, mounts, sig;
 
         (void) prctl(PR_SET_CHILD_SUBREAPER, 1);
         runner = fork();
@@ -150,6 +225,11 @@ static int run_kept(Suite *s, const sigset_t *old)
                 int failed;
 
                 (void) setpgid(0, 0);
+                /* Killed outright (ctest's timeout), the keeper leaves check
+                 * to end its test. */
+                (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
+                if (getppid() == 1)
+                        _exit(1);
                 (void) sigprocmask(SIG_SETMASK, old, NULL);
                 srunner_set_fork_status(sr, CK_FORK);
                 srunner_run_all(sr, CK_NORMAL);
@@ -163,18 +243,7 @@ static int run_kept(Suite *s, const sigset_t *old)
                         (void) sigaction(passed_on[i], &(struct sigaction){.sa_handler = pass_on},
                                          NULL);
         (void) sigprocmask(SIG_SETMASK, old, NULL);
-        /* Every child: emulator daemons that detached are this process's
-         * orphans too, reaped as they exit. */
-        while ((pid = waitpid(-1, &status, 0)) != runner)
-                if (pid < 0 && errno != EINTR) {
-                        perror("waitpid");
-                        status = W_EXITCODE(1, 0);
-                        break;
-                }
-        /* The cleanup is not cut short, and nothing is passed on to a pid
-         * that may be another's by now. */
-        block_passed_on(SIG_BLOCK, NULL);
-        runner = 0;
+        status = wait_runner();
         srunner_free(sr);
         rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 
@@ -189,18 +258,19 @@ static int run_kept(Suite *s, const sigset_t *old)
                 fprintf(stderr, "cannot remove %s\n", top);
                 rc = 1;
         }
-        for (size_t i = 0; i < ELEMENTSOF(passed_on); i++)
-                if (WIFSIGNALED(status) && WTERMSIG(status) == passed_on[i]) {
-                        (void) signal(passed_on[i], SIG_DFL);
-                        block_passed_on(SIG_UNBLOCK, NULL);
-                        (void) raise(passed_on[i]);
-                }
+        sig = ending_signal(status);
+        if (sig != 0) {
+                (void) signal(sig, SIG_DFL);
+                block_passed_on(SIG_UNBLOCK, NULL);
+                (void) raise(sig);
+        }
         return rc;
 }
 
 int tmptree_run(Suite *s)
 {
         const char *base = getenv("TMPDIR");
+        char made[PATH_MAX];
         sigset_t old;
 
         /* Blocked from before anything is made until the runner is there
@@ -211,8 +281,9 @@ int tmptree_run(Suite *s)
                 ignored[i] = sigaction(passed_on[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
         }
         block_passed_on(SIG_BLOCK, &old);
-        snprintf(top, sizeof(top), "%s/rmh-test-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(top)) {
+        snprintf(made, sizeof(made), "%s/rmh-test-XXXXXX", base && *base ? base : "/tmp");
+        /* Canonical, as mountinfo names what is mounted under it. */
+        if (!mkdtemp(made) || !realpath(made, top)) {
                 perror("mkdtemp");
                 (void) sigprocmask(SIG_SETMASK, &old, NULL);
                 return 1;

@@ -28,7 +28,7 @@ static inline unsigned wait_bound_ms(const char *name, unsigned default_sec)
 /* A daemon is up or gone: the emulator's mount (typically 1 to 3 s). */
 #define WAIT_DAEMON_MS wait_bound_ms("WAIT_DAEMON", 30)
 
-/* Looks at cond every millisecond until it is true; fails the test saying
+/* Looks at cond every 10 ms until it is true; fails the test saying
  * "WHAT did not happen within MS ms" once ms have passed by the clock. */
 #define WAIT_FOR(ms, what, cond)                                                                   \
         do {                                                                                       \
@@ -37,6 +37,6 @@ static inline unsigned wait_bound_ms(const char *name, unsigned default_sec)
                 while (!(cond)) {                                                                  \
                         ck_assert_msg(now_usec() < _wait_until, "%s did not happen within %u ms",  \
                                       (what), _wait_ms);                                           \
-                        (void) nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);        \
+                        (void) nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);   \
                 }                                                                                  \
         } while (0)
