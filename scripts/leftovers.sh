@@ -14,12 +14,16 @@
 #   mount    of type fuse.resctrlfs (the emulator), or at or under /tmp/rmh-*
 #   process  one whose working directory or command line is under /tmp/rmh-*
 #            or under one of the DIRs (the build directory)
+#   dir      /tmp/rmh-* or /dev/shm/rmh-* (a run's temporary directory or file)
 # Things there before (a killed run's) never count: only what the snapshot
 # lacks does (processes by pid and start time, mounts by id). check waits up
-# to LEFTOVERS_WAIT seconds (default 10) for what is still going away.
+# to LEFTOVERS_WAIT seconds (default WAIT_DAEMON of tests/lib/wait.sh: a
+# run's daemons going) by the clock for what is still going away.
 # LEFTOVERS_PREFIX (default rmh-), LEFTOVERS_FSTYPE (default fuse.resctrlfs)
 # and LEFTOVERS_WATCH (default kubepods) change the rule, for selftest.
 set -u
+# shellcheck source=../tests/lib/wait.sh
+. "$(dirname "$0")/../tests/lib/wait.sh"
 
 prefix=${LEFTOVERS_PREFIX:-rmh-}
 fstype=${LEFTOVERS_FSTYPE:-fuse.resctrlfs}
@@ -101,6 +105,7 @@ snapshot() { # DIR...
         mounts | awk -v t="$fstype" -v p="/tmp/$prefix" '$3 == t || index($2, p) == 1 {
                 printf "mount:%s:%s\tmount %s (%s)\n", $1, $2, $2, $3 }'
         processes "$@"
+        find /tmp /dev/shm -mindepth 1 -maxdepth 1 -name "$prefix*" -printf 'dir:%p\tdirectory %p\n' 2>/dev/null
 }
 
 absolute() { # DIR...: each made absolute, without a trailing slash
@@ -123,16 +128,16 @@ cmd_snapshot() { # FILE DIR...
 }
 
 cmd_check() { # FILE DIR...
-        local before=$1 now left i
+        local before=$1 now left until=$((SECONDS + ${LEFTOVERS_WAIT:-$WAIT_DAEMON}))
         shift
         [ -r "$before" ] || { echo "leftovers: no snapshot $before" >&2; return 2; }
         mapfile -t dirs < <(absolute "$@")
         now=$(mktemp)
-        for ((i = 0; ; i++)); do
+        while :; do
                 snapshot ${dirs[@]+"${dirs[@]}"} >"$now"
                 left=$(new_since "$before" "$now")
                 [ -z "$left" ] && break
-                [ "$i" -lt "${LEFTOVERS_WAIT:-10}" ] || break
+                [ "$SECONDS" -lt "$until" ] || break
                 sleep 1
         done
         rm -f "$now"
@@ -166,7 +171,7 @@ selftest() {
                         mountpoint -q "$m" && umount "$m"
                 done
                 rmdir "$h/$LEFTOVERS_PREFIX"{new/child,new,old} 2>/dev/null
-                rm -rf --one-file-system "$work" "$build"
+                rm -rf --one-file-system "$work" "$build" "/tmp/${LEFTOVERS_PREFIX}dir"
                 exit "$rc"
         }
         trap cleanup EXIT
@@ -198,7 +203,7 @@ selftest() {
         [ -z "$out" ] || fail "an unchanged machine: check says something" "$out"
 
         # Left by this run: one of each kind.
-        mkdir -p "$h/${LEFTOVERS_PREFIX}new/child"
+        mkdir -p "$h/${LEFTOVERS_PREFIX}new/child" "/tmp/${LEFTOVERS_PREFIX}dir"
         mount -t tmpfs lotest "$work/new/m"
         mount -t tmpfs lotest "$build/m"
         start_in "$work/new"
@@ -216,6 +221,8 @@ selftest() {
         listed "a process working there" "process $in_work: sleep 1000 (cwd $work/new)"
         listed "a process naming the build directory" "process $by_argv: $build/hook/resctrl-mon-hook 1000"
         listed "a process working in the build directory" "process $in_build: sleep 1000 (cwd $build)"
+        listed "a new directory /tmp/rmh-*" "directory /tmp/${LEFTOVERS_PREFIX}dir"
+        unlisted "the earlier run's directory" "directory $work"
         unlisted "the earlier run's cgroup" "${LEFTOVERS_PREFIX}old"
         unlisted "the earlier run's mount and process" "$work/old"
         unlisted "a mount of another type elsewhere" "$build/m"
@@ -230,7 +237,7 @@ selftest() {
         kill "$in_work" "$by_argv" "$in_build"
         wait "$in_work" "$by_argv" "$in_build" 2>/dev/null
         umount "$work/new/m" "$build/m"
-        rmdir "$h/${LEFTOVERS_PREFIX}new/child" "$h/${LEFTOVERS_PREFIX}new"
+        rmdir "$h/${LEFTOVERS_PREFIX}new/child" "$h/${LEFTOVERS_PREFIX}new" "/tmp/${LEFTOVERS_PREFIX}dir"
         out=$(LEFTOVERS_WAIT=3 "$self" check "$work/before" "$build" 2>&1) || fail "clean again, but fails" "$out"
         [ -z "$out" ] || fail "clean again, but check says something" "$out"
         "$self" check "$work/nonexistent" "$build" 2>/dev/null
