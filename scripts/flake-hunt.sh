@@ -50,14 +50,17 @@ rm -f "$logs"/run-*.log
 # shellcheck source=../tests/lib/wait.sh
 . "$top/tests/lib/wait.sh"
 cleanup_bound=$((WAIT_RUNTIME + WAIT_DAEMON + WAIT_PROCESS))
-setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet </dev/null >"$logs/stress-ng.log" 2>&1 &
+# Both from /: working in the build directory, they would count as what a
+# run left behind.
+(cd / && exec setsid stress-ng --cpu 2 --io 1 --vm 1 --vm-bytes 256M --quiet) </dev/null \
+        >"$logs/stress-ng.log" 2>&1 &
 stress=$!
 # The watcher, in a session of its own too: a signal to this script's group
 # does not reach it. It signals stress-ng's group only while stress-ng
 # leads it: once stopped and reaped, its pid may be another's.
-setsid sh -c 'while kill -0 "$1" && kill -0 "$2"; do sleep 1; done
+(cd / && exec setsid sh -c 'while kill -0 "$1" && kill -0 "$2"; do sleep 1; done
         s=$(cat "/proc/$2/stat") && set -- "$2" ${s##*) } && [ "$4" = "$1" ] &&
-                [ "$(cat "/proc/$1/comm")" = stress-ng ] && kill -TERM "-$1"' sh $$ "$stress" \
+                [ "$(cat "/proc/$1/comm")" = stress-ng ] && kill -TERM "-$1"' sh $$ "$stress") \
         </dev/null >/dev/null 2>&1 &
 run=
 # A process of the run other than a zombie is left.
@@ -87,6 +90,9 @@ stop() {
                 done
                 pkill -KILL -s "$run"
                 wait "$run" 2>/dev/null
+                # What the cut-short run left (a daemon in a session of its
+                # own, as the emulator's): said.
+                "$top/scripts/leftovers.sh" check "$logs/leftovers.before" "$build"
         fi
         kill -TERM -- "-$stress" 2>/dev/null
         wait "$stress" 2>/dev/null
