@@ -37,11 +37,14 @@ bad=$(printf '%s\n' "$refs" |
 [ -z "$bad" ] || fail "references not of the form (test: tests/FILE.sh \"check\") or (test: tests/FILE.c test_NAME): $bad"
 
 tab=$(printf '\t')
-list=$(mktemp) && files=$(mktemp) || exit 1
-trap 'rm -f "$list" "$files"' EXIT
+tmp=
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+tmp=$(mktemp -d /tmp/rmh-readers.XXXXXX) || exit 1
+list=$tmp/list files=$tmp/files
+: >"$files"
 # One reference a line: FILE<TAB>NAME.
 printf '%s\n' "$refs" |
         sed -nE 's/^\(test: (tests\/[^ ]+) ("([^"]+)"|(test_[a-z0-9_]+))\)$/\1\t\3\4/p' >"$list"

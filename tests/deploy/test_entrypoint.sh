@@ -32,11 +32,9 @@ cleanup() {
         trap - EXIT
         trap '' HUP INT TERM
         [ -n "$tmp" ] || exit "$rc"
-        for f in "$tmp"/run*/entry.pid "$tmp"/run*/watch.pid; do
-                [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
-        done
-        # Whatever else of the entrypoints a failure left (a readiness
-        # loop, which strace would wait for): every process given RUN.
+        # What the entrypoints a failure left (their watch, a readiness
+        # loop, which strace would wait for): every process given RUN, not
+        # pids from their files, which may be another's by now.
         for p in /proc/[0-9]*; do
                 grep -qzx "RUN=$tmp/run[0-9]*" "$p/environ" 2>/dev/null && kill -KILL "${p#/proc/}" 2>/dev/null
         done
@@ -226,11 +224,19 @@ check_installed() {
                 fail "adopt did not run after the hooks were registered"
 }
 
+# reap_on_term PID: the entrypoint PID, sent SIGTERM, exits within
+# WAIT_DAEMON; its exit status.
+reap_on_term() {
+        wait_for "$WAIT_DAEMON" "the entrypoint exiting on SIGTERM" exited "$1" ||
+                fail "the entrypoint still runs after SIGTERM: $(cat "$run/out")"
+        wait "$1"
+}
+
 # stop_entry: SIGTERM to the entrypoint; it must exit 0, having stopped watch,
 # and leave the hook registered, with its binary and config.
 stop_entry() {
         kill -TERM "$(cat "$run/entry.pid")" || fail "kill the entrypoint"
-        wait "$trace_pid"
+        reap_on_term "$trace_pid"
         rc=$?
         [ "$rc" -eq 0 ] || { cat "$run/out" >&2; fail "the entrypoint exited $rc on SIGTERM"; }
         [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] ||
@@ -255,7 +261,7 @@ start_entry() {
 # stop_waiting: SIGTERM to the entrypoint of start_entry; it exits 0.
 stop_waiting() {
         kill -TERM "$entry_pid" || fail "kill the entrypoint"
-        wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM: $(cat "$run/out")"
+        reap_on_term "$entry_pid" || fail "the entrypoint exited $? on SIGTERM: $(cat "$run/out")"
 }
 
 # register N: a registration, as a pod of run N leaves it (registered,
@@ -374,7 +380,7 @@ say "-- resctrl mounted: registered within a retry, ready"
 touch "$tmp/usable"
 wait_watch "resctrl appearing"
 entry sh "$entry" ready || fail "not ready once registered"
-kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+kill -TERM "$(cat "$run/entry.pid")" && reap_on_term "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
 
 say "-- uninstall: the registration goes, the binary stays"
@@ -464,7 +470,7 @@ rm "$tmp/hidden"
 wait_watch "the node being seen"
 [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once seen"
 [ -f "$run/adopt.saw" ] || fail "adopt did not run once seen"
-kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+kill -TERM "$(cat "$run/entry.pid")" && reap_on_term "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
 
 say "-- another pod installing (its lock held): this one waits, then installs"
@@ -490,7 +496,7 @@ wait "$holder"
 wait_watch "the lock's release"
 [ "$(ls -A "$tmp/node/hooks.d" | wc -l)" -eq 2 ] || fail "not registered once the lock was free"
 flock -n "$tmp/node/install/.install.lock" true || fail "the lock is still held while watch runs"
-kill -TERM "$(cat "$run/entry.pid")" && wait "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
+kill -TERM "$(cat "$run/entry.pid")" && reap_on_term "$entry_pid" || fail "the entrypoint exited $? on SIGTERM"
 rm -f "$run/watch.pid" "$run/entry.pid"
 
 say "-- watch's /metrics: at HOST_IP (an IPv6 one in brackets) and RMH_METRICS_PORT, with RMH_WEB_CONFIG; RMH_METRICS_LISTEN instead, empty for none"

@@ -138,7 +138,10 @@ done
 [ -x "$yamlflat" ] || die "$yamlflat is not executable"
 
 # Until the cleanup below is in place, a signal is noted, and acted on then:
-# it finds what was made.
+# it finds what was made. Meanwhile only $tmp is.
+signalled=
+tmp=
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
 trap 'signalled=129' HUP
 trap 'signalled=130' INT
 trap 'signalled=143' TERM
@@ -239,7 +242,7 @@ trap cleanup EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
-[ -z "${signalled:-}" ] || exit "$signalled"
+[ -z "$signalled" ] || exit "$signalled"
 
 # --- Podman, its cache, the image ---------------------------------------------
 

@@ -27,11 +27,12 @@ fail() {
         exit 1
 }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-deploy.XXXXXX") || fail "mktemp"
-trap 'rm -rf "$tmp"' EXIT
+tmp=
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rmh-deploy.XXXXXX") || fail "mktemp"
 
 # val FLAT KEY: the value of KEY (empty if none).
 val() {
