@@ -212,6 +212,7 @@ static int ending_signal(int status)
 static int run_kept(Suite *s, const sigset_t *old)
 {
         SRunner *sr = srunner_create(s); /* freed by both: it owns the suite */
+        const pid_t keeper = getpid();
         int status, rc, mounts, sig;
 
         (void) prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -228,7 +229,7 @@ static int run_kept(Suite *s, const sigset_t *old)
                 /* Killed outright (ctest's timeout), the keeper leaves check
                  * to end its test. */
                 (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-                if (getppid() == 1)
+                if (getppid() != keeper)
                         _exit(1);
                 (void) sigprocmask(SIG_SETMASK, old, NULL);
                 srunner_set_fork_status(sr, CK_FORK);
