@@ -105,7 +105,8 @@ snapshot() { # DIR...
         mounts | awk -v t="$fstype" -v p="/tmp/$prefix" '$3 == t || index($2, p) == 1 {
                 printf "mount:%s:%s\tmount %s (%s)\n", $1, $2, $2, $3 }'
         processes "$@"
-        find /tmp /dev/shm -mindepth 1 -maxdepth 1 -name "$prefix*" -printf 'dir:%p\tdirectory %p\n' 2>/dev/null
+        find /tmp /dev/shm -mindepth 1 -maxdepth 1 -name "$prefix*" -printf 'dir:%p\tdirectory %p\n' 2>/dev/null ||
+                true # a machine without /dev/shm
 }
 
 absolute() { # DIR...: each made absolute, without a trailing slash
