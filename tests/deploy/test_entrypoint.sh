@@ -34,12 +34,22 @@ cleanup() {
         [ -n "$tmp" ] || exit "$rc"
         # What the entrypoints a failure left (their watch, a readiness
         # loop, which strace would wait for): every process given RUN, not
-        # pids from their files, which may be another's by now.
-        for p in /proc/[0-9]*; do
-                grep -qzx "RUN=$tmp/run[0-9]*" "$p/environ" 2>/dev/null && kill -KILL "${p#/proc/}" 2>/dev/null
-        done
+        # pids from their files, which may be another's by now. Pass after
+        # pass, as one may fork while a pass reads /proc, until none is left.
+        wait_for "$WAIT_PROCESS" "the end of the entrypoints' processes" none_left_running ||
+                rc=1
         rm -rf "$tmp"
         exit "$rc"
+}
+# One pass: SIGKILL to each process given RUN; true when there was none.
+none_left_running() {
+        none=true
+        for p in /proc/[0-9]*; do
+                grep -qzx "RUN=$tmp/run[0-9]*" "$p/environ" 2>/dev/null || continue
+                kill -KILL "${p#/proc/}" 2>/dev/null
+                none=false
+        done
+        $none
 }
 trap cleanup EXIT
 trap 'exit 129' HUP
