@@ -479,8 +479,9 @@ END_TEST
 START_TEST(test_limits)
 {
         _cleanup_free_ char *big = NULL, *many = NULL;
-        char path[] = "/tmp/test-config-XXXXXX";
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        const char *dir;
+        char path[PATH_MAX];
         const size_t size = (1u << 20) + 1;
         _cleanup_(config_problems_done) struct config_problems problems = {0};
         struct config c;
@@ -493,12 +494,13 @@ START_TEST(test_limits)
         ck_assert_ptr_nonnull(big);
         memset(big, '#', size);
         ck_assert_int_eq(config_parse(&c, big, size, "big", &problems), -EFBIG);
-        fd = mkstemp(path);
+        dir_fd = tmptree_new(&dir);
+        snprintf(path, sizeof(path), "%s/big.yaml", dir);
+        fd = openat(dir_fd, "big.yaml", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write_all(fd, big, size), 0);
         ck_assert_int_eq(config_load(&c, path, &problems), -EFBIG);
         ck_assert_uint_eq(problems.n, 0);
-        (void) unlink(path);
 
         /* At most 1024 entries per list. */
         many = malloc(16 + 3 * 1025);
@@ -520,7 +522,7 @@ END_TEST
 
 START_TEST(test_load_errors)
 {
-        char dir[] = "/tmp/test-config-XXXXXX";
+        const char *dir;
         char path[PATH_MAX];
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(config_problems_done) struct config_problems problems = {0};
@@ -528,7 +530,7 @@ START_TEST(test_load_errors)
 
         ck_assert_int_eq(config_init(&c), 0);
         ck_assert_int_eq(config_load(&c, "/nonexistent/config.yaml", &problems), -ENOENT);
-        ck_assert_ptr_nonnull(mkdtemp(dir));
+        (void) close(tmptree_new(&dir));
         ck_assert_int_eq(config_load(&c, dir, &problems), -EISDIR);
         ck_assert_uint_eq(problems.n, 0);
 
@@ -543,8 +545,6 @@ START_TEST(test_load_errors)
             strstr(problems.items[0].text, ":2: key 'log.stderr': '1' is not true or false"),
             ":2: key 'log.stderr': '1' is not true or false");
         ck_assert_int_eq(strncmp(problems.items[0].text, path, strlen(path)), 0);
-        (void) unlink(path);
-        (void) rmdir(dir);
         assert_defaults(&c);
         config_done(&c);
 }

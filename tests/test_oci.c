@@ -477,20 +477,15 @@ END_TEST
 
 /* --- linux.intelRdt of <bundle>/config.json --- */
 
-static char bundle[] = "/tmp/test-oci-bundle-XXXXXX";
+static char bundle[PATH_MAX - 32]; /* room for a file name after it */
 
+/* A bundle directory of the suite's tree, which tmptree_run removes. */
 static void bundle_setup(void)
 {
-        ck_assert_ptr_nonnull(mkdtemp(bundle));
-}
+        const char *dir;
 
-static void bundle_teardown(void)
-{
-        char path[PATH_MAX];
-
-        snprintf(path, sizeof(path), "%s/config.json", bundle);
-        (void) unlink(path);
-        (void) rmdir(bundle);
+        (void) close(tmptree_new(&dir));
+        snprintf(bundle, sizeof(bundle), "%s", dir);
 }
 
 static void write_config(const char *json)
@@ -711,7 +706,7 @@ static Suite *oci_suite(void)
         tcase_add_test(id, test_uid_canonicalise);
         suite_add_tcase(s, id);
 
-        tcase_add_checked_fixture(rdt, bundle_setup, bundle_teardown);
+        tcase_add_checked_fixture(rdt, bundle_setup, NULL);
         tcase_add_test(rdt, test_rdt_absent);
         tcase_add_test(rdt, test_cgroups_path);
         tcase_add_test(rdt, test_rdt_clos_id);
